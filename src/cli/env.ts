@@ -1,0 +1,43 @@
+/** Environment reading shared by the client commands (emit, approve, explain, ui, mcp). */
+export const DEFAULT_BRIDGE_URL = 'http://127.0.0.1:8787';
+
+export const CREDENTIAL_VARS = [
+  'HARNESS_BRIDGE_INTEGRITY_KEY',
+  'HARNESS_BRIDGE_ACCESS_TOKEN',
+  'HARNESS_HUMAN_APPROVAL_TOKEN',
+] as const;
+
+/** A usage or environment problem: the command prints it and exits 2 (CONTRACT section 8). */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+export function bridgeUrl(env: NodeJS.ProcessEnv = process.env): URL {
+  const raw = env['HARNESS_BRIDGE_URL'] ?? DEFAULT_BRIDGE_URL;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UsageError('HARNESS_BRIDGE_URL is not a URL');
+  }
+  if (url.protocol !== 'http:') throw new UsageError('HARNESS_BRIDGE_URL must be an http:// loopback URL');
+  return url;
+}
+
+export function requireEnv(name: string, env: NodeJS.ProcessEnv = process.env): string {
+  const value = env[name];
+  if (value === undefined || value === '') throw new UsageError(`${name} is not set in the environment`);
+  return value;
+}
+
+/** Refuses to run when a credential this process must never hold is in its environment. */
+export function refuseCredentials(
+  names: readonly string[],
+  who: string,
+  env: NodeJS.ProcessEnv = process.env,
+): void {
+  const present = names.filter((n) => env[n] !== undefined && env[n] !== '');
+  if (present.length > 0) {
+    throw new UsageError(`${who} refuses to start: ${present.join(', ')} must not be in its environment`);
+  }
+}

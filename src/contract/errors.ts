@@ -1,0 +1,98 @@
+/**
+ * The one registry of HTTP error codes (CONTRACT section 3). Every code has its status and a
+ * sentence for docs/errors.md; test/error-registry.test.ts proves both stay in step.
+ */
+export const ERROR_CODES = {
+  invalid_json: { status: 400, doc: 'The body is not valid JSON. Nothing from it is echoed.' },
+  event_contract_violation: {
+    status: 400,
+    doc: 'The event breaks the closed event contract; `problems` lists every violation at once.',
+  },
+  run_creation_contract_violation: { status: 400, doc: 'The POST /runs body breaks its contract.' },
+  invalid_run_id: { status: 400, doc: 'The run ID is not canonical (`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`).' },
+  invalid_query: {
+    status: 400,
+    doc: 'A query parameter is unknown, repeated, not plain decimal digits, or out of range.',
+  },
+  client_supplied_human_token_rejected: {
+    status: 400,
+    doc: 'The body names or carries a credential; the human token travels only in its header.',
+  },
+  artifact_verification_failed: {
+    status: 400,
+    doc: 'The artifact is missing, not a regular file, reached through a link, or outside the artifact root.',
+  },
+  adapter_policy_violation: {
+    status: 400,
+    doc: 'The adapter path is outside the allowed roots, reached through a link, or not a valid adapter.',
+  },
+  bridge_auth_required: {
+    status: 401,
+    doc: 'The access token header is missing or wrong (also a grant/deny carrying only the human token).',
+  },
+  human_approval_required: { status: 403, doc: 'A grant or deny lacks a valid human approval token.' },
+  origin_not_allowed: { status: 403, doc: 'The request carries a non-loopback Origin.' },
+  host_not_allowed: { status: 403, doc: "The Host header is not the bridge's loopback host and port." },
+  run_not_found: { status: 404, doc: 'No run has this ID.' },
+  not_found: { status: 404, doc: 'No such route.' },
+  run_already_exists: {
+    status: 409,
+    doc: 'POST /runs repeated with a field that differs from the stored run.',
+  },
+  event_state_violation: { status: 409, doc: "The event is well-formed but not allowed in the run's state." },
+  event_id_conflict: { status: 409, doc: 'An event with this id was stored with other content.' },
+  finish_line_blocked: {
+    status: 409,
+    doc: 'run.completed was refused; `problems` lists the failing checks and a run.blocked event records them.',
+  },
+  run_closed: { status: 409, doc: 'The run is completed and accepts no more events.' },
+  run_quarantined: { status: 409, doc: 'The run failed authentication or drifted; it accepts no writes.' },
+  run_history_full: {
+    status: 409,
+    doc: 'The run reached HARNESS_MAX_EVENTS_PER_RUN; continue under a new run ID.',
+  },
+  payload_too_large: { status: 413, doc: 'The body is larger than the route allows (declared or streamed).' },
+  unsupported_media_type: { status: 415, doc: 'A write whose content-type is not application/json.' },
+  bridge_busy: { status: 503, doc: 'A bounded queue is full; retry after the `retry-after` seconds.' },
+  internal_error: {
+    status: 500,
+    doc: 'An unexpected failure; details are in the bridge log, never the body.',
+  },
+} as const satisfies Record<string, { status: number; doc: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** A failure with a stable code from the closed registry; the HTTP layer renders the envelope. */
+export class BridgeError extends Error {
+  readonly code: ErrorCode;
+  readonly problems: readonly string[];
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    problems: readonly string[] = [],
+    headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'BridgeError';
+    this.code = code;
+    this.problems = problems;
+    this.headers = headers;
+  }
+
+  get status(): number {
+    return ERROR_CODES[this.code].status;
+  }
+}
+
+export interface ErrorBody {
+  ok: false;
+  error: ErrorCode;
+  message: string;
+  problems: string[];
+}
+
+export function errorBody(err: BridgeError): ErrorBody {
+  return { ok: false, error: err.code, message: err.message, problems: [...err.problems] };
+}

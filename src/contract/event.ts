@@ -1,0 +1,165 @@
+import { type Static, Type } from 'typebox';
+import {
+  SOURCES_BY_MODE,
+  TActor,
+  TEventSource,
+  TEventType,
+  TNodeId,
+  TNodeState,
+  TRunMode,
+  TStatus,
+} from './enums.js';
+import { EVENT_ID_MAX, PATH_FIELD_MAX, RUN_ID_PATTERN_SOURCE, TEXT_FIELD_MAX } from './limits.js';
+
+const Text = (description: string) => Type.String({ maxLength: TEXT_FIELD_MAX, description });
+const PathText = (description: string) =>
+  Type.String({ minLength: 1, maxLength: PATH_FIELD_MAX, description });
+
+/** The RunEvent body of POST /runs/:id/events (SPEC "Event (RunEvent)"). Unknown fields are rejected. */
+export const RunEventSchema = Type.Object(
+  {
+    id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: EVENT_ID_MAX,
+        description: 'Idempotency key; generated if omitted',
+      }),
+    ),
+    type: TEventType,
+    ts: Type.Optional(
+      Type.String({ format: 'date-time', maxLength: 64, description: 'generated if omitted' }),
+    ),
+    actor: TActor,
+    runMode: TRunMode,
+    eventSource: TEventSource,
+    nodeId: TNodeId,
+    nodeState: Type.Optional(TNodeState),
+    artifact: Type.Optional(PathText('artifact path relative to the artifact root')),
+    artifactRoot: Type.Optional(PathText('absolute artifact root; first event only, immutable once set')),
+    adapterPath: Type.Optional(PathText('project adapter path; first event only')),
+    message: Type.String({ minLength: 1, maxLength: TEXT_FIELD_MAX }),
+    status: TStatus,
+    skipReason: Type.Optional(Text('required when the node is skipped')),
+    failureReason: Type.Optional(Text('required when the node failed')),
+    recoveryPath: Type.Optional(Text('required when the node failed')),
+    approvalOwner: Type.Optional(Text('required when the node needs approval')),
+    approvalScope: Type.Optional(Text('required when the node needs approval')),
+    selfHealPrUrl: Type.Optional(Text('pull request URL or local proposal reference')),
+  },
+  { additionalProperties: false, $id: 'RunEvent', title: 'RunEvent' },
+);
+export type RunEvent = Static<typeof RunEventSchema>;
+
+/** The POST /runs body (CONTRACT section 4). */
+export const CreateRunSchema = Type.Object(
+  {
+    id: Type.String({ pattern: RUN_ID_PATTERN_SOURCE, description: 'canonical run ID' }),
+    title: Type.Optional(Text('title')),
+    task: Type.Optional(Text('task')),
+    repo: Type.Optional(Text('repository')),
+    branch: Type.Optional(Text('branch')),
+    lane: Type.Optional(Text('lane')),
+    agent: Type.Optional(Text('agent')),
+    risk: Type.Optional(Text('risk')),
+    runMode: Type.Optional(TRunMode),
+    eventSource: Type.Optional(TEventSource),
+    artifactRoot: Type.Optional(PathText('absolute artifact root')),
+    adapterPath: Type.Optional(PathText('project adapter path')),
+  },
+  { additionalProperties: false, $id: 'CreateRun', title: 'CreateRun' },
+);
+export type CreateRunBody = Static<typeof CreateRunSchema>;
+export const CREATE_RUN_METADATA = ['title', 'task', 'repo', 'branch', 'lane', 'agent', 'risk'] as const;
+
+/** An event as the journal stores it: id and ts always present. */
+export type StoredEvent = RunEvent & { id: string; ts: string };
+
+/**
+ * Rules the schema cannot say: conditional fields (SPEC "States and transitions"), the mode/source
+ * table, and per-type requirements. Returns every problem, never just the first.
+ */
+export function eventRuleProblems(event: RunEvent): string[] {
+  const problems: string[] = [];
+  const present = (v: string | undefined) => typeof v === 'string' && v.trim().length > 0;
+  const states = new Set<string>([event.status, event.nodeState ?? '']);
+  if (event.type === 'node.skipped') states.add('skipped');
+  if (event.type === 'node.failed') states.add('failed');
+  if (event.type === 'approval.requested') states.add('needs_approval');
+
+  if (states.has('skipped') && !present(event.skipReason))
+    problems.push('skipReason is required when the node is skipped');
+  if (states.has('failed')) {
+    if (!present(event.failureReason)) problems.push('failureReason is required when the node failed');
+    if (!present(event.recoveryPath)) problems.push('recoveryPath is required when the node failed');
+  }
+  if (states.has('needs_approval')) {
+    if (!present(event.approvalOwner))
+      problems.push('approvalOwner is required when the node needs approval');
+    if (!present(event.approvalScope))
+      problems.push('approvalScope is required when the node needs approval');
+  }
+  if (!SOURCES_BY_MODE[event.runMode].includes(event.eventSource)) {
+    problems.push(
+      `eventSource ${event.eventSource} is not allowed with runMode ${event.runMode} (allowed: ${SOURCES_BY_MODE[event.runMode].join(', ')})`,
+    );
+  }
+  switch (event.type) {
+    case 'approval.requested':
+      if (event.status !== 'needs_approval')
+        problems.push('approval.requested requires status needs_approval');
+      break;
+    case 'approval.granted':
+    case 'approval.denied':
+      if (event.actor !== 'human') problems.push(`${event.type} requires actor human`);
+      if (!present(event.approvalOwner) || !present(event.approvalScope)) {
+        problems.push(`${event.type} requires approvalOwner and approvalScope naming the pending approval`);
+      }
+      break;
+    case 'artifact.written':
+      if (!present(event.artifact)) problems.push('artifact.written requires artifact');
+      break;
+    case 'self_heal.pr_opened':
+      if (!isPullRequestUrl(event.selfHealPrUrl)) {
+        problems.push('self_heal.pr_opened requires selfHealPrUrl, an https URL of a pull or merge request');
+      }
+      break;
+    case 'self_heal.pr_proposed':
+      if (!isPullRequestUrl(event.selfHealPrUrl) && event.artifact === undefined) {
+        problems.push(
+          'self_heal.pr_proposed requires selfHealPrUrl (a pull or merge request URL) or artifact self_heal/pr.json',
+        );
+      }
+      break;
+    default:
+      break;
+  }
+  if (event.artifact !== undefined) problems.push(...artifactPathProblems(event.artifact));
+  return problems;
+}
+
+/** CONTRACT section 6: relative POSIX paths without `..`, `\`, NUL or a leading `/`. */
+export function artifactPathProblems(path: string): string[] {
+  const problems: string[] = [];
+  if (path.startsWith('/')) problems.push('artifact path must be relative');
+  if (path.includes('\\')) problems.push('artifact path must not contain a backslash');
+  if (path.includes('\0')) problems.push('artifact path must not contain NUL');
+  const parts = path.split('/');
+  if (parts.some((p) => p === '..')) problems.push('artifact path must not contain ..');
+  if (parts.some((p) => p === '' || p === '.') && !path.startsWith('/')) {
+    problems.push('artifact path must not contain empty or . segments');
+  }
+  return problems;
+}
+
+/** An https URL whose path names a pull request (GitHub, Gitea) or merge request (GitLab). */
+export function isPullRequestUrl(value: string | undefined): boolean {
+  if (value === undefined) return false;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  if (url.protocol !== 'https:' || url.username !== '' || url.password !== '') return false;
+  return /\/(pull|pulls|merge_requests)\/\d+(\/|$)/.test(url.pathname);
+}

@@ -1,0 +1,29 @@
+/** Numeric ceilings (SPEC "Limits", CONTRACT sections 2-4). */
+export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+export const RUN_ID_PATTERN_SOURCE = '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$';
+export const EVENT_ID_MAX = 512;
+export const EVENT_MAX_BYTES = 16 * 1024;
+export const CREATE_RUN_MAX_BYTES = 16 * 1024;
+export const TEXT_FIELD_MAX = 4096;
+export const PATH_FIELD_MAX = 1024;
+export const RUNS_LIMIT = { min: 1, max: 50, default: 25 } as const;
+export const EVENTS_LIMIT = { min: 1, max: 200, default: 100 } as const;
+export const RESPONSE_MAX_BYTES = 1024 * 1024;
+export const CREDENTIAL_MIN_BYTES = 32;
+export const MAX_EVENTS_PER_RUN = { default: 100_000, min: 1, max: 1_000_000 } as const;
+export const PROXY_TIMEOUT_MS = { default: 10_000, min: 100, max: 120_000 } as const;
+/** Files larger than this are hashed in the worker pool; smaller ones inline. */
+export const INLINE_HASH_MAX_BYTES = 64 * 1024;
+/** Pending operations per run before 503 bridge_busy, and across the bridge. */
+export const RUN_QUEUE_MAX = 1024;
+export const GLOBAL_QUEUE_MAX = 8192;
+/** Open runs kept verified in memory. */
+export const OPEN_RUN_CACHE = 256;
+/** Ceilings on the three run files. */
+export const CONFIG_MAX_BYTES = 64 * 1024;
+export const SNAPSHOT_MAX_BYTES = 8 * 1024 * 1024;
+export const JOURNAL_RECORD_MAX_BYTES = 32 * 1024;
+/** Run directories read at startup before refusing to continue. */
+export const RUN_DIRECTORY_MAX = 100_000;
+/** Write a snapshot after this many appends since the last one (lazy, amortised O(1)). */
+export const SNAPSHOT_EVERY = 4096;

@@ -1,0 +1,33 @@
+import type { EventSource, NodeId, RunMode } from './enums.js';
+
+/** Where a run's adapter was resolved from (CONTRACT section 6 / issue 3). */
+export interface AdapterRecord {
+  /** The root the adapter resolved inside: the artifact root, HARNESS_REPO_ROOT or an adapter root. */
+  rootKind: 'artifact-root' | 'repo-root' | 'adapter-root';
+  /** Absolute real path of the adapter file. */
+  path: string;
+  /** SHA-256 of the adapter file bytes. */
+  sha256: string;
+  finishLineAssurance: boolean;
+}
+
+/**
+ * The sealed, write-once run configuration (`run-config.json`). Fields are set at creation; the
+ * only later change allowed is filling a null artifactRoot/adapter before the first journal append.
+ */
+export interface RunConfig {
+  schema: 'harness.run-config.v1';
+  runId: string;
+  createdAt: string;
+  artifactRoot: string | null;
+  adapter: AdapterRecord | null;
+  trustPin: string;
+  /** A commissioned run (adapter requires finish-line assurance) can never be downgraded. */
+  commissioned: boolean;
+  humanTokenDigest: string;
+  requiredNodes: NodeId[];
+  artifactByNode: Record<NodeId, string>;
+  metadata: Partial<Record<'title' | 'task' | 'repo' | 'branch' | 'lane' | 'agent' | 'risk', string>>;
+  runMode: RunMode | null;
+  eventSource: EventSource | null;
+}

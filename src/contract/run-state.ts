@@ -1,0 +1,200 @@
+import type { EventType, NodeId, NodeState, RunMode } from './enums.js';
+import { NODE_IDS } from './enums.js';
+import type { StoredEvent } from './event.js';
+
+/** The SHA-256 claim `artifact.written` records in the journal (CONTRACT section 6). */
+export interface ArtifactClaim {
+  path: string;
+  sha256: string;
+  size: number;
+  mtimeMs: number;
+}
+
+/** One journal entry as the domain sees it (the MAC chain is storage's business). */
+export interface JournalEntry {
+  seq: number;
+  event: StoredEvent;
+  claim: ArtifactClaim | null;
+}
+
+export interface NodeRecord {
+  state: NodeState;
+  seq: number | null;
+  skipReason: string | null;
+  failureReason: string | null;
+  recoveryPath: string | null;
+}
+
+export interface ArtifactRecord extends ArtifactClaim {
+  nodeId: NodeId;
+  seq: number;
+  ts: string;
+}
+
+export interface ApprovalRecord {
+  nodeId: NodeId;
+  owner: string;
+  scope: string;
+  status: 'pending' | 'granted' | 'denied';
+  requestedSeq: number;
+  requestedAt: string;
+  decidedSeq: number | null;
+  decidedAt: string | null;
+}
+
+export interface SelfHealRecord {
+  detectedSeq: number | null;
+  resolvedSeq: number | null;
+  resolution: {
+    type: 'self_heal.pr_opened' | 'self_heal.pr_proposed';
+    prUrl: string | null;
+    artifact: string | null;
+  } | null;
+}
+
+/** State derived from the journal by `applyEntry`; the snapshot stores it. */
+export interface RunState {
+  runId: string;
+  runMode: RunMode | null;
+  status: 'running' | 'blocked' | 'completed';
+  eventCount: number;
+  createdAt: string;
+  updatedAt: string;
+  currentNodeId: NodeId | null;
+  nodes: Record<NodeId, NodeRecord>;
+  approvals: ApprovalRecord[];
+  artifacts: Record<string, ArtifactRecord>;
+  selfHeal: SelfHealRecord;
+  lastBlocked: { seq: number; problems: string[] } | null;
+  completedSeq: number | null;
+}
+
+export function emptyState(runId: string, createdAt: string): RunState {
+  const nodes = {} as Record<NodeId, NodeRecord>;
+  for (const id of NODE_IDS) {
+    nodes[id] = { state: 'pending', seq: null, skipReason: null, failureReason: null, recoveryPath: null };
+  }
+  return {
+    runId,
+    runMode: null,
+    status: 'running',
+    eventCount: 0,
+    createdAt,
+    updatedAt: createdAt,
+    currentNodeId: null,
+    nodes,
+    approvals: [],
+    artifacts: {},
+    selfHeal: { detectedSeq: null, resolvedSeq: null, resolution: null },
+    lastBlocked: null,
+    completedSeq: null,
+  };
+}
+
+const STATE_BY_TYPE: Partial<Record<EventType, NodeState>> = {
+  'node.entered': 'active',
+  'node.skipped': 'skipped',
+  'node.failed': 'failed',
+  'approval.requested': 'needs_approval',
+  'approval.granted': 'active',
+  'approval.denied': 'failed',
+};
+
+export function findPendingApproval(
+  state: RunState,
+  nodeId: NodeId,
+  owner: string,
+  scope: string,
+): ApprovalRecord | undefined {
+  return state.approvals.find(
+    (a) => a.status === 'pending' && a.nodeId === nodeId && a.owner === owner && a.scope === scope,
+  );
+}
+
+/**
+ * Folds one accepted journal entry into the state, in place (append must stay O(1)). Acceptance
+ * rules live in the server; this only records what an accepted event means (CONTRACT section 5).
+ */
+export function applyEntry(state: RunState, entry: JournalEntry): void {
+  const { event, seq } = entry;
+  state.eventCount = seq + 1;
+  state.updatedAt = event.ts;
+  if (state.runMode === null) state.runMode = event.runMode;
+  if (event.type === 'run.mode_set') state.runMode = event.runMode;
+
+  const node = state.nodes[event.nodeId];
+  const nextState = event.nodeState ?? STATE_BY_TYPE[event.type];
+  if (nextState !== undefined) {
+    node.state = nextState;
+    node.seq = seq;
+    if (nextState === 'skipped') node.skipReason = event.skipReason ?? null;
+    if (nextState === 'failed') {
+      node.failureReason = event.failureReason ?? null;
+      node.recoveryPath = event.recoveryPath ?? null;
+    }
+  }
+  if (event.type !== 'run.blocked' && event.type !== 'run.completed') state.currentNodeId = event.nodeId;
+
+  switch (event.type) {
+    case 'approval.requested':
+      state.approvals.push({
+        nodeId: event.nodeId,
+        owner: event.approvalOwner ?? '',
+        scope: event.approvalScope ?? '',
+        status: 'pending',
+        requestedSeq: seq,
+        requestedAt: event.ts,
+        decidedSeq: null,
+        decidedAt: null,
+      });
+      break;
+    case 'approval.granted':
+    case 'approval.denied': {
+      const pending = findPendingApproval(
+        state,
+        event.nodeId,
+        event.approvalOwner ?? '',
+        event.approvalScope ?? '',
+      );
+      if (pending) {
+        pending.status = event.type === 'approval.granted' ? 'granted' : 'denied';
+        pending.decidedSeq = seq;
+        pending.decidedAt = event.ts;
+      }
+      break;
+    }
+    case 'artifact.written':
+      if (entry.claim)
+        state.artifacts[entry.claim.path] = { ...entry.claim, nodeId: event.nodeId, seq, ts: event.ts };
+      break;
+    case 'self_heal.detected':
+      state.selfHeal = { detectedSeq: seq, resolvedSeq: null, resolution: null };
+      break;
+    case 'self_heal.pr_opened':
+    case 'self_heal.pr_proposed':
+      if (entry.claim)
+        state.artifacts[entry.claim.path] = { ...entry.claim, nodeId: event.nodeId, seq, ts: event.ts };
+      state.selfHeal.resolvedSeq = seq;
+      state.selfHeal.resolution = {
+        type: event.type,
+        prUrl: event.selfHealPrUrl ?? null,
+        artifact: entry.claim?.path ?? null,
+      };
+      break;
+    case 'run.blocked':
+      state.status = 'blocked';
+      state.lastBlocked = { seq, problems: [event.message] };
+      break;
+    case 'run.completed':
+      state.status = 'completed';
+      state.completedSeq = seq;
+      break;
+    default:
+      if (state.status === 'blocked') state.status = 'running';
+      break;
+  }
+}
+
+export function pendingApprovals(state: RunState): ApprovalRecord[] {
+  return state.approvals.filter((a) => a.status === 'pending');
+}

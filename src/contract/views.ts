@@ -1,0 +1,151 @@
+import { type Static, Type } from 'typebox';
+import {
+  TActor,
+  TEventSource,
+  TEventType,
+  TNodeId,
+  TNodeState,
+  TRunMode,
+  TRunStatus,
+  TStatus,
+} from './enums.js';
+
+/** Response shapes of the read endpoints (CONTRACT section 4); the OpenAPI document is built from them. */
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+
+export const ArtifactClaimView = Type.Object({
+  path: Type.String(),
+  sha256: Type.String(),
+  size: Type.Integer(),
+  mtimeMs: Type.Number(),
+});
+
+export const EventView = Type.Object(
+  {
+    seq: Type.Integer({ minimum: 0 }),
+    id: Type.String(),
+    type: TEventType,
+    ts: Type.String(),
+    actor: TActor,
+    runMode: TRunMode,
+    eventSource: TEventSource,
+    nodeId: TNodeId,
+    nodeState: Type.Optional(TNodeState),
+    artifact: Type.Optional(Type.String()),
+    message: Type.String(),
+    status: TStatus,
+    skipReason: Type.Optional(Type.String()),
+    failureReason: Type.Optional(Type.String()),
+    recoveryPath: Type.Optional(Type.String()),
+    approvalOwner: Type.Optional(Type.String()),
+    approvalScope: Type.Optional(Type.String()),
+    selfHealPrUrl: Type.Optional(Type.String()),
+    artifactRootSet: Type.Optional(Type.Boolean({ description: 'the first event sealed an artifactRoot' })),
+    adapterPathSet: Type.Optional(Type.Boolean({ description: 'the first event sealed an adapter' })),
+    claim: Type.Optional(ArtifactClaimView),
+  },
+  { additionalProperties: false },
+);
+export type EventViewT = Static<typeof EventView>;
+
+export const RunSummaryView = Type.Object(
+  {
+    id: Type.String(),
+    title: Nullable(Type.String()),
+    status: TRunStatus,
+    runMode: Nullable(TRunMode),
+    commissioned: Type.Boolean(),
+    createdAt: Type.String(),
+    updatedAt: Type.String(),
+    currentNodeId: Nullable(TNodeId),
+    eventCount: Type.Integer(),
+    eventsTruncated: Type.Boolean({ description: 'the body does not carry every event of the run' }),
+    pendingApprovals: Type.Integer(),
+  },
+  { additionalProperties: false },
+);
+export type RunSummary = Static<typeof RunSummaryView>;
+
+export const NodeView = Type.Object(
+  {
+    id: TNodeId,
+    state: TNodeState,
+    required: Type.Boolean(),
+    artifact: Nullable(Type.String()),
+    artifactVerified: Type.Boolean(),
+    skipReason: Nullable(Type.String()),
+    failureReason: Nullable(Type.String()),
+    recoveryPath: Nullable(Type.String()),
+    updatedSeq: Nullable(Type.Integer()),
+  },
+  { additionalProperties: false },
+);
+
+export const ApprovalView = Type.Object(
+  {
+    nodeId: TNodeId,
+    owner: Type.String(),
+    scope: Type.String(),
+    status: Type.Union([Type.Literal('pending'), Type.Literal('granted'), Type.Literal('denied')]),
+    requestedSeq: Type.Integer(),
+    requestedAt: Type.String(),
+    decidedSeq: Nullable(Type.Integer()),
+    decidedAt: Nullable(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+export const ArtifactView = Type.Object(
+  {
+    path: Type.String(),
+    nodeId: TNodeId,
+    sha256: Type.String(),
+    size: Type.Integer(),
+    mtimeMs: Type.Number(),
+    seq: Type.Integer(),
+    ts: Type.String(),
+  },
+  { additionalProperties: false },
+);
+
+export const EventPageView = Type.Object(
+  {
+    offset: Type.Integer(),
+    limit: Type.Integer(),
+    returned: Type.Integer(),
+    total: Type.Integer(),
+    previousCursor: Nullable(Type.String()),
+    nextCursor: Nullable(Type.String()),
+    truncated: Type.Boolean(),
+    byteLimited: Type.Boolean(),
+  },
+  { additionalProperties: false },
+);
+export type EventPage = Static<typeof EventPageView>;
+
+export const RunView = Type.Object(
+  {
+    ...RunSummaryView.properties,
+    metadata: Type.Record(Type.String(), Type.String()),
+    artifactRootSet: Type.Boolean(),
+    adapter: Nullable(
+      Type.Object({ rootKind: Type.String(), sha256: Type.String(), finishLineAssurance: Type.Boolean() }),
+    ),
+    trustPin: Type.String(),
+    nodes: Type.Array(NodeView),
+    approvals: Type.Array(ApprovalView),
+    artifacts: Type.Array(ArtifactView),
+    selfHeal: Type.Object({
+      detected: Type.Boolean(),
+      detectedSeq: Nullable(Type.Integer()),
+      resolved: Type.Boolean(),
+      resolvedSeq: Nullable(Type.Integer()),
+      prUrl: Nullable(Type.String()),
+      artifact: Nullable(Type.String()),
+    }),
+    completionPreview: Type.Object({ ready: Type.Boolean(), problems: Type.Array(Type.String()) }),
+    quarantine: Nullable(Type.Object({ reasons: Type.Array(Type.String()), since: Type.String() })),
+  },
+  { additionalProperties: false },
+);
+export type RunViewT = Static<typeof RunView>;
