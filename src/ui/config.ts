@@ -1,0 +1,60 @@
+import { isIP } from 'node:net';
+import { bridgeUrl, refuseCredentials, requireEnv, UsageError } from '../cli/env.js';
+import { PROXY_TIMEOUT_MS } from '../contract/limits.js';
+
+export const UI_DEFAULT_HOST = '127.0.0.1';
+export const UI_DEFAULT_PORT = 8788;
+/** The bridge keeps responses under 1 MiB; the proxy refuses anything past twice that. */
+export const PROXY_MAX_BYTES = 2 * 1024 * 1024;
+
+export interface UiConfig {
+  host: string;
+  port: number;
+  /** Only the origin is used: the proxy builds every upstream path itself. */
+  bridgeUrl: URL;
+  accessToken: string;
+  timeoutMs: number;
+}
+
+/** 127.0.0.0/8, ::1 and localhost. Anything else would expose the proxy (and its token) off the machine. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  if (h.toLowerCase() === 'localhost') return true;
+  if (isIP(h) === 4) return h.split('.')[0] === '127';
+  if (isIP(h) === 6) return h === '::1' || h === '0:0:0:0:0:0:0:1';
+  return false;
+}
+
+export function readIntegerVar(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  range: { min: number; max: number; default: number },
+): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return range.default;
+  if (!/^[0-9]{1,9}$/.test(raw))
+    throw new UsageError(`${name} must be an integer from ${range.min} to ${range.max}`);
+  const value = Number(raw);
+  if (value < range.min || value > range.max) {
+    throw new UsageError(`${name} must be an integer from ${range.min} to ${range.max}`);
+  }
+  return value;
+}
+
+/**
+ * The UI process holds the access token and nothing stronger (SPEC Authentication rule 7): the
+ * integrity key or the human token in its environment means a mis-set shell, so it refuses to start.
+ */
+export function loadUiConfig(env: NodeJS.ProcessEnv = process.env): UiConfig {
+  refuseCredentials(['HARNESS_BRIDGE_INTEGRITY_KEY', 'HARNESS_HUMAN_APPROVAL_TOKEN'], 'harness ui', env);
+  const host = env['HARNESS_UI_HOST'] || UI_DEFAULT_HOST;
+  if (!isLoopbackHost(host)) throw new UsageError('HARNESS_UI_HOST must be a loopback address');
+  const port = readIntegerVar(env, 'HARNESS_UI_PORT', { min: 0, max: 65535, default: UI_DEFAULT_PORT });
+  const timeoutMs = readIntegerVar(env, 'HARNESS_BRIDGE_PROXY_TIMEOUT_MS', PROXY_TIMEOUT_MS);
+  const url = bridgeUrl(env);
+  // The token travels to this URL: a remote bridge URL would send it off the machine.
+  if (!isLoopbackHost(url.hostname))
+    throw new UsageError('HARNESS_BRIDGE_URL must be a loopback http:// URL');
+  const accessToken = requireEnv('HARNESS_BRIDGE_ACCESS_TOKEN', env);
+  return { host, port, bridgeUrl: url, accessToken, timeoutMs };
+}

@@ -1,0 +1,58 @@
+import type { ErrorCode } from '../contract/errors.js';
+
+/**
+ * Codes the UI server answers with itself. The bridge's own codes (CONTRACT section 3) pass through
+ * from upstream untouched; these are the proxy's, and docs/ui.md documents every one
+ * (test/ui-proxy-errors-documented.test.ts keeps them in step).
+ */
+export const UI_ERROR_CODES = {
+  method_not_allowed: { status: 405, doc: 'The UI server is read-only: only GET reaches the proxy.' },
+  bridge_unreachable: { status: 502, doc: 'The bridge refused the connection or the connection failed.' },
+  bridge_redirect_rejected: {
+    status: 502,
+    doc: 'The bridge answered with a redirect; the proxy never follows one.',
+  },
+  bridge_response_too_large: { status: 502, doc: 'The bridge response exceeded the proxy byte cap (2 MiB).' },
+  bridge_bad_response: { status: 502, doc: 'The bridge answered with something other than JSON.' },
+  bridge_timeout: { status: 504, doc: 'The bridge did not answer within HARNESS_BRIDGE_PROXY_TIMEOUT_MS.' },
+} as const satisfies Record<string, { status: number; doc: string }>;
+
+/** Bridge codes the UI server reuses with their registry status. */
+const SHARED = {
+  origin_not_allowed: 403,
+  host_not_allowed: 403,
+  not_found: 404,
+  invalid_run_id: 400,
+  invalid_query: 400,
+  internal_error: 500,
+} as const satisfies Partial<Record<ErrorCode, number>>;
+
+export type UiErrorCode = keyof typeof UI_ERROR_CODES | keyof typeof SHARED;
+
+export interface UiErrorBody {
+  ok: false;
+  error: UiErrorCode;
+  message: string;
+  problems: string[];
+}
+
+export class UiError extends Error {
+  override readonly name = 'UiError';
+  constructor(
+    readonly code: UiErrorCode,
+    message: string,
+    readonly problems: readonly string[] = [],
+  ) {
+    super(message);
+  }
+
+  get status(): number {
+    return this.code in UI_ERROR_CODES
+      ? UI_ERROR_CODES[this.code as keyof typeof UI_ERROR_CODES].status
+      : SHARED[this.code as keyof typeof SHARED];
+  }
+
+  body(): UiErrorBody {
+    return { ok: false, error: this.code, message: this.message, problems: [...this.problems] };
+  }
+}

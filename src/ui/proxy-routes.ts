@@ -1,0 +1,82 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { Type } from 'typebox';
+import { RUN_ID_PATTERN, RUN_ID_PATTERN_SOURCE } from '../contract/limits.js';
+import { UiError } from './errors.js';
+import { sendUiError } from './guard.js';
+import { fetchUpstream } from './upstream.js';
+
+export interface ProxyOptions {
+  bridgeUrl: URL;
+  accessToken: string;
+  timeoutMs: number;
+  maxBytes: number;
+}
+
+/** A query value the proxy forwards: plain decimal digits, once. Range checks stay with the bridge. */
+const Decimal = Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' }));
+const ErrorEnvelope = Type.Object({
+  ok: Type.Literal(false),
+  error: Type.String(),
+  message: Type.String(),
+  problems: Type.Array(Type.String()),
+});
+/** Upstream bodies are relayed as bytes (never re-serialized); error envelopes are the proxy's own. */
+const errorResponses = { 400: ErrorEnvelope, 403: ErrorEnvelope, 502: ErrorEnvelope, 504: ErrorEnvelope };
+
+/**
+ * The only three routes that reach the bridge. Each builds its upstream path from a constant and,
+ * for runs/:id, a run ID already matched against the canonical pattern and then percent-encoded,
+ * so no browser input can steer the proxy to another bridge path. Query names outside the route's
+ * list are dropped; the listed ones are re-encoded in a fixed order.
+ */
+export function registerProxyRoutes(parent: FastifyInstance, options: ProxyOptions): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
+  const origin = options.bridgeUrl.origin;
+
+  const relay = async (reply: FastifyReply, path: string, query: Record<string, string | undefined>) => {
+    const url = new URL(path, origin);
+    for (const [name, value] of Object.entries(query))
+      if (value !== undefined) url.searchParams.set(name, value);
+    const closed = new AbortController();
+    reply.raw.once('close', () => closed.abort());
+    try {
+      const upstream = await fetchUpstream(url, { ...options, signal: closed.signal });
+      return reply.code(upstream.status).headers(upstream.headers).send(upstream.body);
+    } catch (err) {
+      if (err instanceof UiError) return sendUiError(reply, err);
+      throw err;
+    }
+  };
+
+  app.get(
+    '/api/bridge/health',
+    { schema: { querystring: Type.Object({}), response: errorResponses } },
+    (_request, reply) => relay(reply, '/health', {}),
+  );
+  app.get(
+    '/api/bridge/runs',
+    { schema: { querystring: Type.Object({ limit: Decimal, cursor: Decimal }), response: errorResponses } },
+    (request, reply) => relay(reply, '/runs', { limit: request.query.limit, cursor: request.query.cursor }),
+  );
+  app.get(
+    '/api/bridge/runs/:id',
+    {
+      schema: {
+        params: Type.Object({ id: Type.String({ pattern: RUN_ID_PATTERN_SOURCE }) }),
+        querystring: Type.Object({ eventLimit: Decimal, eventCursor: Decimal }),
+        response: { ...errorResponses, 404: ErrorEnvelope },
+      },
+    },
+    async (request, reply) => {
+      // The schema already checked the pattern; the upstream path must never depend on that alone.
+      if (!RUN_ID_PATTERN.test(request.params.id)) {
+        return sendUiError(reply, new UiError('invalid_run_id', 'The run ID is not canonical'));
+      }
+      return relay(reply, `/runs/${encodeURIComponent(request.params.id)}`, {
+        eventLimit: request.query.eventLimit,
+        eventCursor: request.query.eventCursor,
+      });
+    },
+  );
+}
