@@ -9,3 +9,24 @@ export interface RunFacts {
 
 /** A structural rule: pure, synchronous, returns every problem it finds (empty = holds). */
 export type StructuralRule = (facts: RunFacts) => string[];
+
+/**
+ * What the content rules may touch besides the facts: the real artifact root (null when the run
+ * has none), the repository root where git and the committed trust store are read, and the sealed
+ * review-trust pin. It never carries a credential: validator children hold none (SPEC
+ * Authentication rule 6), which `credentialValues?: never` keeps true at compile time.
+ */
+export interface FinishLineEnv {
+  realRoot: string | null;
+  repoRoot: string;
+  trustPin: string;
+  credentialValues?: never;
+}
+
+/** A content rule: pure apart from reading the artifact root and git; returns every problem. */
+export type ContentRule = (facts: RunFacts, env: FinishLineEnv) => Promise<string[]>;
+
+/** Commissioned assurance applies when the sealed config says so or its adapter requires it. */
+export function assuranceRequired(facts: RunFacts): boolean {
+  return facts.config.commissioned || facts.config.adapter?.finishLineAssurance === true;
+}

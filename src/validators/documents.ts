@@ -1,0 +1,63 @@
+import { createHash } from 'node:crypto';
+import { checkerFor } from '../contract/artifacts/index.js';
+import { ArtifactError, readArtifact } from './artifact-root.js';
+
+/** Artifact JSON documents are capped: a validator child must not be exhausted by one file. */
+export const DOCUMENT_MAX_BYTES = 8 * 1024 * 1024;
+
+export type Loaded =
+  | { kind: 'ok'; value: unknown; sha256: string; bytes: Buffer }
+  | { kind: 'missing' }
+  | { kind: 'error'; problem: string };
+
+/**
+ * Reads one JSON artifact through artifact-root.ts (no links at any component, regular file,
+ * inside the real root). A missing file is reported separately so callers decide if it matters.
+ */
+export async function loadJson(realRoot: string, relPath: string): Promise<Loaded> {
+  let bytes: Buffer;
+  try {
+    bytes = await readArtifact(realRoot, relPath, DOCUMENT_MAX_BYTES);
+  } catch (err) {
+    if (err instanceof ArtifactError && err.message === `${relPath} does not exist`)
+      return { kind: 'missing' };
+    return { kind: 'error', problem: err instanceof Error ? err.message : String(err) };
+  }
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  try {
+    return { kind: 'ok', value: JSON.parse(bytes.toString('utf8')), sha256, bytes };
+  } catch {
+    return { kind: 'error', problem: `${relPath} is not valid JSON` };
+  }
+}
+
+/** The document's declared schema id, if it is an object carrying a string `schema`. */
+export function schemaIdOf(value: unknown): string | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const s = (value as { schema?: unknown }).schema;
+  return typeof s === 'string' ? s : null;
+}
+
+/** Schema problems for `value` against `schemaId`, each prefixed with the artifact path. */
+export function schemaProblems(relPath: string, schemaId: string, value: unknown): string[] {
+  return checkerFor(schemaId)
+    .problems(value)
+    .map((p) => `${relPath} does not validate as ${schemaId}: ${p}`);
+}
+
+/**
+ * Loads `relPath` and validates it as `schemaId`. Returns the typed value or the problems; a
+ * missing file is a problem too ("<path> is missing").
+ */
+export async function loadDocument<T>(
+  realRoot: string,
+  relPath: string,
+  schemaId: string,
+): Promise<{ ok: true; value: T; sha256: string } | { ok: false; problems: string[]; missing: boolean }> {
+  const loaded = await loadJson(realRoot, relPath);
+  if (loaded.kind === 'missing') return { ok: false, problems: [`${relPath} is missing`], missing: true };
+  if (loaded.kind === 'error') return { ok: false, problems: [loaded.problem], missing: false };
+  const problems = schemaProblems(relPath, schemaId, loaded.value);
+  if (problems.length > 0) return { ok: false, problems, missing: false };
+  return { ok: true, value: loaded.value as T, sha256: loaded.sha256 };
+}

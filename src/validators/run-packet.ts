@@ -1,0 +1,112 @@
+import {
+  AUTHORITATIVE_ASSURANCE_ID,
+  type AuthoritativeAssurance,
+  REVIEW_SCHEMA_ID,
+  type Review,
+  RUN_PACKET_V2_ID,
+  RUN_PACKET_V3_ID,
+  type RunPacketV3,
+} from '../contract/artifacts/index.js';
+import { claimArtifact } from './artifact-root.js';
+import { PACKET_PATH } from './corrective-work.js';
+import { loadDocument, loadJson, schemaIdOf, schemaProblems } from './documents.js';
+import { canonicalBytes } from './evidence.js';
+import type { ContentRule } from './facts.js';
+import { selfDeclaredTrust } from './json-scan.js';
+import { REVIEW_PATH } from './review.js';
+import { readRoute } from './route-document.js';
+
+const RANK = { structural: 0, semantic: 1, authoritative: 2 } as const;
+
+/**
+ * harness.run-packet.v3: v2 never completes; the packet binds this run, the review by its
+ * current hash, the same role roster the reviewer signed, and the route; every semantic or
+ * authoritative claim is covered by the authoritative-assurance artifact at its current bytes.
+ */
+export const runPacket: ContentRule = async (facts, env) => {
+  if (env.realRoot === null) return [`${PACKET_PATH} cannot be read: the run has no artifact root`];
+  const root = env.realRoot;
+  const loaded = await loadJson(root, PACKET_PATH);
+  if (loaded.kind === 'missing') return [`${PACKET_PATH} is missing`];
+  if (loaded.kind === 'error') return [loaded.problem];
+  if (schemaIdOf(loaded.value) === RUN_PACKET_V2_ID) {
+    return [
+      `${PACKET_PATH} is ${RUN_PACKET_V2_ID}, historical evidence only; completion needs ${RUN_PACKET_V3_ID}`,
+    ];
+  }
+  const problems = selfDeclaredTrust(loaded.value).map(
+    (at) => `self-declared reviewer trust: ${PACKET_PATH} carries key or trust material at ${at}`,
+  );
+  const shape = schemaProblems(PACKET_PATH, RUN_PACKET_V3_ID, loaded.value);
+  if (shape.length > 0) return [...problems, ...shape];
+  const packet = loaded.value as RunPacketV3;
+  if (packet.runId !== facts.runId) problems.push(`${PACKET_PATH} runId ${packet.runId} is not this run`);
+
+  problems.push(...(await boundRef(root, packet.review, REVIEW_PATH, 'review')));
+  const review = await loadJson(root, REVIEW_PATH);
+  if (review.kind === 'ok' && schemaProblems(REVIEW_PATH, REVIEW_SCHEMA_ID, review.value).length === 0) {
+    const roster = (review.value as Review).roster;
+    if (!canonicalBytes(roster).equals(canonicalBytes(packet.roles))) {
+      problems.push(`${PACKET_PATH} role provenance differs from the roster the reviewer signed`);
+    }
+  }
+
+  const route = await readRoute(facts, root);
+  problems.push(...(await boundRef(root, packet.route.artifact, route.path, 'route')));
+  if (route.route) {
+    if (packet.route.routeId !== route.route.routeId) problems.push(`${PACKET_PATH} names another routeId`);
+    if (packet.route.goalId !== route.route.goal.goalId) problems.push(`${PACKET_PATH} names another goalId`);
+  }
+
+  const ids = new Set<string>();
+  for (const c of packet.catalogs) {
+    if (ids.has(c.id)) problems.push(`${PACKET_PATH} resolves catalog ${c.id} twice`);
+    ids.add(c.id);
+  }
+  problems.push(...(await assurance(root, packet, facts.runId)));
+  return problems;
+};
+
+async function boundRef(
+  root: string,
+  ref: { path: string; sha256: string },
+  expectedPath: string,
+  what: string,
+): Promise<string[]> {
+  if (ref.path !== expectedPath) return [`${PACKET_PATH} binds ${what} ${ref.path}, not ${expectedPath}`];
+  const current = await claimArtifact(root, ref.path).catch((err: Error) => err);
+  if (current instanceof Error) return [`${PACKET_PATH} ${what}: ${current.message}`];
+  return current.sha256 === ref.sha256
+    ? []
+    : [`${PACKET_PATH} binds an earlier ${what} (${ref.path} changed)`];
+}
+
+async function assurance(root: string, packet: RunPacketV3, runId: string): Promise<string[]> {
+  const problems: string[] = [];
+  const strong = packet.claims.filter((c) => c.kind !== 'structural');
+  for (const c of strong) {
+    if (RANK[c.kind] > RANK[packet.assuranceLevel]) {
+      problems.push(`claim ${c.id} is ${c.kind} but the packet assurance level is ${packet.assuranceLevel}`);
+    }
+  }
+  if (strong.length === 0 && packet.assuranceLevel === 'structural') return problems;
+  const ref = packet.authoritativeAssurance;
+  if (!ref)
+    return [...problems, 'semantic or authoritative claims need the authoritative-assurance artifact'];
+  const current = await claimArtifact(root, ref.path).catch((err: Error) => err);
+  if (current instanceof Error) return [...problems, `authoritative assurance: ${current.message}`];
+  if (current.sha256 !== ref.sha256)
+    problems.push(`authoritative assurance ${ref.path} changed after packing`);
+  const doc = await loadDocument<AuthoritativeAssurance>(root, ref.path, AUTHORITATIVE_ASSURANCE_ID);
+  if (!doc.ok) return [...problems, ...doc.problems];
+  if (doc.value.runId !== runId)
+    problems.push(`authoritative assurance ${ref.path} is not bound to this run`);
+  if (RANK[doc.value.level] < RANK[packet.assuranceLevel]) {
+    problems.push(`authoritative assurance level ${doc.value.level} is below ${packet.assuranceLevel}`);
+  }
+  const covered = new Set(doc.value.claimIds);
+  for (const c of strong) {
+    if (!covered.has(c.id)) problems.push(`claim ${c.id} is not covered by the authoritative assurance`);
+  }
+  return problems;
+}

@@ -1,0 +1,34 @@
+import { SELF_HEAL_PROPOSAL_SCHEMA_ID, type SelfHealProposal } from '../contract/artifacts/index.js';
+import { SELF_HEAL_PROPOSAL_PATH } from '../contract/index.js';
+import { claimArtifact } from './artifact-root.js';
+import { loadDocument } from './documents.js';
+import type { ContentRule } from './facts.js';
+
+/**
+ * A self-heal resolved by a local proposal: self_heal/pr.json must be a harness.self-heal-proposal.v1
+ * for this run whose patch artifact is present at the bound hash. (The structural self-heal rule
+ * checks only that the proposal was verified into the journal.)
+ */
+export const selfHealProposal: ContentRule = async (facts, env) => {
+  const resolution = facts.state.selfHeal.resolution;
+  if (resolution?.artifact !== SELF_HEAL_PROPOSAL_PATH) return [];
+  if (env.realRoot === null)
+    return [`${SELF_HEAL_PROPOSAL_PATH} cannot be read: the run has no artifact root`];
+  const doc = await loadDocument<SelfHealProposal>(
+    env.realRoot,
+    SELF_HEAL_PROPOSAL_PATH,
+    SELF_HEAL_PROPOSAL_SCHEMA_ID,
+  );
+  if (!doc.ok) return doc.problems;
+  const problems: string[] = [];
+  if (doc.value.runId !== facts.runId) problems.push(`${SELF_HEAL_PROPOSAL_PATH} runId is not this run`);
+  const patch = doc.value.patch;
+  if (patch.path === SELF_HEAL_PROPOSAL_PATH) problems.push('the proposal cannot be its own patch');
+  else {
+    const current = await claimArtifact(env.realRoot, patch.path).catch((err: Error) => err);
+    if (current instanceof Error) problems.push(`proposal patch: ${current.message}`);
+    else if (current.sha256 !== patch.sha256)
+      problems.push(`proposal patch ${patch.path} does not match its hash`);
+  }
+  return problems;
+};
