@@ -1,0 +1,99 @@
+import { useState } from 'preact/hooks';
+import type { ApprovalItem } from './api.js';
+import { approveCommand, formatTime, label } from './format.js';
+
+/** Pending approvals first, each with the exact command an operator runs in the approval shell. */
+export function Approvals({ runId, approvals }: { runId: string; approvals: ApprovalItem[] }) {
+  const pending = approvals.filter((a) => a.status === 'pending');
+  const decided = approvals.filter((a) => a.status !== 'pending');
+  return (
+    <section aria-labelledby="approvals-heading">
+      <h2 id="approvals-heading">Approvals</h2>
+      {approvals.length === 0 && <p class="muted">No approvals requested.</p>}
+      {pending.length > 0 && (
+        <ul class="approvals">
+          {pending.map((a) => (
+            <li
+              key={`${a.nodeId}|${a.owner}|${a.scope}`}
+              class="approval pending"
+              data-approval-status="pending"
+            >
+              <p>
+                <strong>Waiting for approval</strong> at node <code>{a.nodeId}</code>, requested{' '}
+                {formatTime(a.requestedAt)}
+              </p>
+              <dl class="facts compact">
+                <div>
+                  <dt>Owner</dt>
+                  <dd>{a.owner}</dd>
+                </div>
+                <div>
+                  <dt>Scope</dt>
+                  <dd>{a.scope}</dd>
+                </div>
+              </dl>
+              <Command
+                label="Grant from an approval shell"
+                text={approveCommand(runId, a.owner, a.scope, 'grant')}
+              />
+              <Command label="Or deny" text={approveCommand(runId, a.owner, a.scope, 'deny')} />
+            </li>
+          ))}
+        </ul>
+      )}
+      {decided.length > 0 && (
+        <table class="decided">
+          <caption>Decided approvals</caption>
+          <thead>
+            <tr>
+              <th scope="col">Node</th>
+              <th scope="col">Owner</th>
+              <th scope="col">Scope</th>
+              <th scope="col">Decision</th>
+              <th scope="col">Requested</th>
+              <th scope="col">Decided</th>
+            </tr>
+          </thead>
+          <tbody>
+            {decided.map((a) => (
+              <tr key={`${a.nodeId}|${a.owner}|${a.scope}|${a.requestedSeq}`}>
+                <td>{a.nodeId}</td>
+                <td>{a.owner}</td>
+                <td>{a.scope}</td>
+                <td>
+                  <span class={`badge s-${a.status}`}>{label(a.status)}</span>
+                </td>
+                <td>{formatTime(a.requestedAt)}</td>
+                <td>{formatTime(a.decidedAt)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+function Command({ label: text, text: command }: { label: string; text: string }) {
+  const [copied, setCopied] = useState(false);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(command);
+      setCopied(true);
+      setTimeout(() => setCopied(false), 2000);
+    } catch {
+      setCopied(false);
+    }
+  };
+  return (
+    <div class="command">
+      <span class="command-label">{text}</span>
+      <pre>
+        <code class="approve-command">{command}</code>
+      </pre>
+      <button type="button" onClick={copy} aria-label={`Copy: ${command}`}>
+        {copied ? 'Copied' : 'Copy'}
+      </button>
+    </div>
+  );
+}

@@ -1,0 +1,96 @@
+import type { ArtifactItem, NodeItem, RunDetail } from './api.js';
+import { formatBytes, formatTime } from './format.js';
+
+/** A quarantined record is never shown as complete: the banner comes first and says why. */
+export function Quarantine({ run }: { run: RunDetail }) {
+  if (run.status !== 'quarantined' && !run.quarantine) return null;
+  return (
+    <div class="banner quarantined" role="alert">
+      <strong>This run is quarantined.</strong> Its record failed authentication or its artifacts drifted; it
+      is not complete and accepts no writes.
+      {run.quarantine && (
+        <>
+          {' '}
+          Since {formatTime(run.quarantine.since)}.
+          <ul>
+            {run.quarantine.reasons.map((r) => (
+              <li key={r}>{r}</li>
+            ))}
+          </ul>
+        </>
+      )}
+    </div>
+  );
+}
+
+export function Completion({ run }: { run: RunDetail }) {
+  const preview = run.completionPreview;
+  if (!preview || run.status === 'quarantined') return null;
+  return (
+    <section aria-labelledby="completion-heading" class={`completion ${preview.ready ? 'ready' : 'blocked'}`}>
+      <h2 id="completion-heading">Completion</h2>
+      {run.status === 'completed' ? (
+        <p>Completed: the finish line accepted this run.</p>
+      ) : preview.ready ? (
+        <p>Ready: nothing known blocks run.completed (the finish-line gate still runs in full).</p>
+      ) : (
+        <>
+          <p>Cannot complete yet. What blocks run.completed:</p>
+          <ul class="problems">
+            {preview.problems.map((p) => (
+              <li key={p}>{p}</li>
+            ))}
+          </ul>
+        </>
+      )}
+    </section>
+  );
+}
+
+export function Artifacts({ artifacts, nodes }: { artifacts: ArtifactItem[]; nodes: NodeItem[] }) {
+  return (
+    <section aria-labelledby="artifacts-heading">
+      <h2 id="artifacts-heading">Artifacts</h2>
+      {artifacts.length === 0 ? (
+        <p class="muted">No artifacts written yet.</p>
+      ) : (
+        <div class="table-wrap">
+          <table class="artifacts">
+            <caption>SHA-256 claims recorded in the authenticated journal</caption>
+            <thead>
+              <tr>
+                <th scope="col">Path</th>
+                <th scope="col">Node</th>
+                <th scope="col">Verified</th>
+                <th scope="col">SHA-256</th>
+                <th scope="col">Size</th>
+                <th scope="col">Written</th>
+              </tr>
+            </thead>
+            <tbody>
+              {artifacts.map((a) => {
+                const node = nodes.find((n) => n.id === a.nodeId && n.artifact === a.path);
+                return (
+                  <tr key={`${a.path}|${a.seq}`}>
+                    <td>
+                      <code>{a.path}</code>
+                    </td>
+                    <td>{a.nodeId}</td>
+                    <td>{node ? (node.artifactVerified ? 'yes' : 'no') : 'recorded'}</td>
+                    <td>
+                      <code class="hash">{a.sha256}</code>
+                    </td>
+                    <td class="num">{formatBytes(a.size)}</td>
+                    <td>
+                      {formatTime(a.ts)} (#{a.seq})
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,80 @@
+import { useState } from 'preact/hooks';
+import { Approvals } from './Approvals.js';
+import { getJson, query, type RunPageBody } from './api.js';
+import { BridgeStatus } from './BridgeStatus.js';
+import { Artifacts, Completion, Quarantine } from './Details.js';
+import { formatTime, label } from './format.js';
+import { usePoll } from './hooks.js';
+import { NodeLane } from './NodeLane.js';
+import { EVENT_PAGE, type PageRequest, Timeline } from './Timeline.js';
+
+/** One run: polled as a whole; `page` pins an older event page while the rest stays live. */
+export function RunPage({ runId }: { runId: string }) {
+  const [page, setPage] = useState<PageRequest | null>(null);
+  const params = page ? { eventLimit: page.limit, eventCursor: page.cursor } : { eventLimit: EVENT_PAGE };
+  const polled = usePoll(`run:${runId}:${page?.cursor ?? 'live'}:${page?.limit ?? ''}`, (signal) =>
+    getJson<RunPageBody>(`/runs/${encodeURIComponent(runId)}${query(params)}`, signal),
+  );
+  document.title = `${runId} · Harness`;
+  const body = polled.data;
+  const run = body?.run;
+  return (
+    <article aria-labelledby="run-heading">
+      <p>
+        <a href="#/">← All runs</a>
+      </p>
+      <h1 id="run-heading">
+        Run <code>{runId}</code>
+      </h1>
+      <BridgeStatus problem={polled.problem} at={polled.at} />
+      {run && (
+        <>
+          <Quarantine run={run} />
+          <dl class="facts">
+            <div>
+              <dt>Status</dt>
+              <dd>
+                <span class={`badge s-${run.status}`}>{label(run.status)}</span>
+              </dd>
+            </div>
+            {run.title && (
+              <div>
+                <dt>Title</dt>
+                <dd>{run.title}</dd>
+              </div>
+            )}
+            <div>
+              <dt>Mode</dt>
+              <dd>{run.runMode ?? '—'}</dd>
+            </div>
+            <div>
+              <dt>Current node</dt>
+              <dd>{run.currentNodeId ?? '—'}</dd>
+            </div>
+            <div>
+              <dt>Events</dt>
+              <dd>{run.eventCount}</dd>
+            </div>
+            <div>
+              <dt>Commissioned</dt>
+              <dd>{run.commissioned ? 'yes' : 'no'}</dd>
+            </div>
+            <div>
+              <dt>Created</dt>
+              <dd>{formatTime(run.createdAt)}</dd>
+            </div>
+            <div>
+              <dt>Last update</dt>
+              <dd>{formatTime(run.updatedAt)}</dd>
+            </div>
+          </dl>
+          <Completion run={run} />
+          {run.nodes && <NodeLane nodes={run.nodes} current={run.currentNodeId} />}
+          {run.approvals && <Approvals runId={run.id} approvals={run.approvals} />}
+          {run.artifacts && <Artifacts artifacts={run.artifacts} nodes={run.nodes ?? []} />}
+          <Timeline events={body.events} page={body.eventPage} pinned={page !== null} onPage={setPage} />
+        </>
+      )}
+    </article>
+  );
+}

@@ -1,0 +1,84 @@
+import { useState } from 'preact/hooks';
+import { getJson, query, type RunsBody } from './api.js';
+import { BridgeStatus } from './BridgeStatus.js';
+import { formatAgo, formatTime, label } from './format.js';
+import { usePoll } from './hooks.js';
+
+const PAGE = 25;
+
+export function RunsList() {
+  const [cursor, setCursor] = useState(0);
+  const polled = usePoll(`runs:${cursor}`, (signal) =>
+    getJson<RunsBody>(`/runs${query({ limit: PAGE, cursor: cursor || null })}`, signal),
+  );
+  document.title = 'Runs · Harness';
+  const runs = polled.data?.runs ?? [];
+  const total = Number(polled.headers?.get('x-harness-page-total') ?? runs.length);
+  const next = polled.headers?.get('x-harness-next-cursor') ?? null;
+  return (
+    <section aria-labelledby="runs-heading">
+      <h1 id="runs-heading">Runs</h1>
+      <BridgeStatus problem={polled.problem} at={polled.at} />
+      {polled.data && runs.length === 0 && <p>No runs yet. Runs appear here as agents post events.</p>}
+      {runs.length > 0 && (
+        <div class="table-wrap">
+          <table class="runs">
+            <caption>
+              Runs {cursor + 1}–{cursor + runs.length} of {total}, oldest first
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Run</th>
+                <th scope="col">Status</th>
+                <th scope="col">Mode</th>
+                <th scope="col">Current node</th>
+                <th scope="col">Events</th>
+                <th scope="col">Pending approvals</th>
+                <th scope="col">Last update</th>
+              </tr>
+            </thead>
+            <tbody>
+              {runs.map((run) => (
+                <tr key={run.id} data-run-id={run.id}>
+                  <th scope="row">
+                    <a href={`#/runs/${encodeURIComponent(run.id)}`}>{run.id}</a>
+                    {run.title && <div class="muted">{run.title}</div>}
+                  </th>
+                  <td data-label="Status">
+                    <span class={`badge s-${run.status}`}>{label(run.status)}</span>
+                  </td>
+                  <td data-label="Mode">{run.runMode ?? '—'}</td>
+                  <td data-label="Current node">{run.currentNodeId ?? '—'}</td>
+                  <td data-label="Events" class="num">
+                    {run.eventCount}
+                    {run.eventsTruncated ? '+' : ''}
+                  </td>
+                  <td data-label="Pending approvals" class="num">
+                    {run.pendingApprovals > 0 ? <strong class="attention">{run.pendingApprovals}</strong> : 0}
+                  </td>
+                  <td data-label="Last update">
+                    <time dateTime={run.updatedAt} title={formatTime(run.updatedAt)}>
+                      {formatAgo(run.updatedAt)}
+                    </time>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <nav class="pager" aria-label="Runs pages">
+        <button type="button" disabled={cursor === 0} onClick={() => setCursor(Math.max(0, cursor - PAGE))}>
+          Previous runs
+        </button>
+        <button
+          type="button"
+          disabled={next === null}
+          onClick={() => next !== null && setCursor(Number(next))}
+        >
+          Next runs
+        </button>
+      </nav>
+    </section>
+  );
+}

@@ -1,0 +1,86 @@
+import type { EventPage, EventViewT, RunSummary, RunViewT } from '../../../contract/views.js';
+
+export type { EventPage, RunSummary };
+export type EventItem = EventViewT;
+export type NodeItem = RunViewT['nodes'][number];
+export type ApprovalItem = RunViewT['approvals'][number];
+export type ArtifactItem = RunViewT['artifacts'][number];
+/**
+ * A run read by ID. A run whose record failed authentication comes back as its summary plus
+ * `quarantine` only (the bridge cannot derive the rest from untrusted state), so every part
+ * beyond the summary is optional here.
+ */
+export type RunDetail = RunSummary & Partial<Omit<RunViewT, keyof RunSummary>>;
+export interface RunPageBody {
+  ok: true;
+  run: RunDetail;
+  events: EventItem[];
+  eventPage: EventPage;
+}
+export interface RunsBody {
+  ok: true;
+  runs: RunSummary[];
+}
+
+/** A failure the operator must see: `lost` means the bridge (or the proxy's path to it) is gone. */
+export interface Problem {
+  lost: boolean;
+  status: number | null;
+  code: string;
+  message: string;
+  problems: string[];
+}
+
+export type Result<T> = { ok: true; data: T; headers: Headers } | { ok: false; problem: Problem };
+
+const NETWORK: Problem = {
+  lost: true,
+  status: null,
+  code: 'network_error',
+  message: 'The UI server could not be reached',
+  problems: [],
+};
+
+/**
+ * Reads go to the same-origin proxy only. The browser holds no credential: the UI server injects
+ * the access token, and `credentials: 'omit'` keeps even cookies out of the request.
+ */
+export async function getJson<T>(path: string, signal: AbortSignal): Promise<Result<T>> {
+  let res: Response;
+  try {
+    res = await fetch(`/api/bridge${path}`, {
+      signal,
+      credentials: 'omit',
+      headers: { accept: 'application/json' },
+    });
+  } catch (err) {
+    if (signal.aborted) throw err;
+    return { ok: false, problem: NETWORK };
+  }
+  let body: unknown = null;
+  try {
+    body = await res.json();
+  } catch {
+    body = null;
+  }
+  if (res.ok && body !== null) return { ok: true, data: body as T, headers: res.headers };
+  const envelope = (body ?? {}) as Partial<{ error: unknown; message: unknown; problems: unknown }>;
+  return {
+    ok: false,
+    problem: {
+      lost: res.status === 502 || res.status === 504 || body === null,
+      status: res.status,
+      code: typeof envelope.error === 'string' ? envelope.error : `http_${res.status}`,
+      message:
+        typeof envelope.message === 'string' ? envelope.message : 'Unexpected response from the UI server',
+      problems: Array.isArray(envelope.problems) ? envelope.problems.map(String) : [],
+    },
+  };
+}
+
+export function query(params: Record<string, number | string | null | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== null && v !== undefined) q.set(k, String(v));
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}

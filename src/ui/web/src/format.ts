@@ -1,0 +1,57 @@
+/**
+ * POSIX single-quoting. Owner and scope are agent-supplied text, so the command an operator pastes
+ * must treat them as literal words: inside single quotes nothing but `'` is special.
+ */
+export function shellQuote(word: string): string {
+  return /^[A-Za-z0-9._/:@%+=,-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+export function approveCommand(
+  runId: string,
+  owner: string,
+  scope: string,
+  decision: 'grant' | 'deny',
+): string {
+  return `harness approve ${shellQuote(runId)} --owner ${shellQuote(owner)} --scope ${shellQuote(scope)} --${decision}`;
+}
+
+export function formatTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+}
+
+export function formatAgo(iso: string | null | undefined, now = Date.now()): string {
+  if (!iso) return '';
+  const seconds = Math.round((now - new Date(iso).getTime()) / 1000);
+  if (!Number.isFinite(seconds)) return '';
+  if (seconds < 60) return `${Math.max(0, seconds)} s ago`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
+  if (seconds < 86400) return `${Math.floor(seconds / 3600)} h ago`;
+  return `${Math.floor(seconds / 86400)} d ago`;
+}
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/** Node and run states are also spelled out in text: colour is never the only signal. */
+export const STATE_LABEL: Readonly<Record<string, string>> = {
+  passed: 'passed',
+  active: 'active',
+  failed: 'failed',
+  skipped: 'skipped',
+  pending: 'pending',
+  needs_approval: 'needs approval',
+  running: 'running',
+  blocked: 'blocked',
+  completed: 'completed',
+  quarantined: 'quarantined',
+  granted: 'granted',
+  denied: 'denied',
+};
+
+export const label = (state: string): string => STATE_LABEL[state] ?? state;

@@ -1,0 +1,90 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Problem, Result } from './api.js';
+
+export const POLL_MS = 2000;
+
+export interface Polled<T> {
+  /** The last good answer, kept while the bridge is lost so the operator still sees it. */
+  data: T | null;
+  headers: Headers | null;
+  problem: Problem | null;
+  /** When `data` was received. */
+  at: Date | null;
+}
+
+/**
+ * Polls `load` every 2 s while the tab is visible. A hidden tab makes no requests; becoming
+ * visible again polls at once. `key` restarts polling (new run, new page) and drops stale data.
+ */
+export function usePoll<T>(key: string, load: (signal: AbortSignal) => Promise<Result<T>>): Polled<T> {
+  const [state, setState] = useState<Polled<T>>({ data: null, headers: null, problem: null, at: null });
+  const loadRef = useRef(load);
+  loadRef.current = load;
+
+  useEffect(() => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let inFlight: AbortController | null = null;
+    let stopped = false;
+    setState({ data: null, headers: null, problem: null, at: null });
+
+    const tick = async () => {
+      timer = undefined;
+      if (stopped || document.hidden || inFlight) return;
+      inFlight = new AbortController();
+      try {
+        const result = await loadRef.current(inFlight.signal);
+        if (stopped) return;
+        setState((prev) =>
+          result.ok
+            ? { data: result.data, headers: result.headers, problem: null, at: new Date() }
+            : { ...prev, problem: result.problem },
+        );
+      } catch {
+        // Aborted by unmount or key change: nothing to report.
+      } finally {
+        inFlight = null;
+      }
+      if (!stopped && !document.hidden) timer = setTimeout(tick, POLL_MS);
+    };
+    const onVisibility = () => {
+      if (document.hidden) {
+        clearTimeout(timer);
+        timer = undefined;
+      } else if (timer === undefined) void tick();
+    };
+    document.addEventListener('visibilitychange', onVisibility);
+    void tick();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+      inFlight?.abort();
+      document.removeEventListener('visibilitychange', onVisibility);
+    };
+  }, [key]);
+  return state;
+}
+
+/** `#/runs/<id>` or the runs list; anything else is the list. */
+export type Route = { page: 'runs' } | { page: 'run'; id: string };
+
+export function parseHash(hash: string): Route {
+  const m = /^#\/runs\/([^/?#]+)$/.exec(hash);
+  if (m?.[1]) {
+    try {
+      return { page: 'run', id: decodeURIComponent(m[1]) };
+    } catch {
+      return { page: 'runs' };
+    }
+  }
+  return { page: 'runs' };
+}
+
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => parseHash(location.hash));
+  useEffect(() => {
+    const onHash = () => setRoute(parseHash(location.hash));
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
+  return route;
+}
