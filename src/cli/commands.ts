@@ -1,7 +1,15 @@
 import type { Command } from 'commander';
+import { registerBridge } from './bridge.js';
+import { registerEmit } from './emit.js';
+import { registerInit } from './init.js';
+import { registerStart } from './start.js';
 import { registerUi } from './ui.js';
 
 /** Each subcommand lives in its own file and registers itself here (one line per command). */
 export function registerCommands(program: Command): void {
+  registerBridge(program);
+  registerEmit(program);
+  registerInit(program);
+  registerStart(program);
   registerUi(program);
 }

@@ -1,0 +1,41 @@
+import type { Command } from 'commander';
+import { startBridge } from '../server/start.js';
+import { StartupError } from '../storage/lease.js';
+import { UsageError } from './env.js';
+
+/** Runs a bridge until SIGINT/SIGTERM; a startup refusal is one line and exit code 2. */
+export async function serveBridge(
+  env: NodeJS.ProcessEnv,
+): Promise<{ url: string; close: () => Promise<void> }> {
+  const { createFinishLineGate } = await import('../validators/runner.js');
+  try {
+    const bridge = await startBridge({
+      env,
+      makeFinishLine: (e) =>
+        createFinishLineGate({ concurrency: e.validatorConcurrency, deadlineMs: 120_000 }),
+    });
+    process.stdout.write(`Server listening at ${bridge.url}\n`);
+    return bridge;
+  } catch (err) {
+    if (err instanceof StartupError) throw new UsageError(`bridge refuses to start: ${err.message}`);
+    throw err;
+  }
+}
+
+export function closeOnSignal(close: () => Promise<void>): void {
+  const stop = () => {
+    void close().then(() => process.exit(0));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+export function registerBridge(program: Command): void {
+  program
+    .command('bridge')
+    .description('serve the bridge on the loopback interface (HARNESS_BRIDGE_HOST:HARNESS_BRIDGE_PORT)')
+    .action(async () => {
+      const bridge = await serveBridge(process.env);
+      closeOnSignal(bridge.close);
+    });
+}

@@ -1,0 +1,56 @@
+import swagger from '@fastify/swagger';
+import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { BRIDGE_VERSION, CREATE_RUN_MAX_BYTES, EVENT_MAX_BYTES, SERVICE } from '../contract/index.js';
+import type { BridgeContext } from './context.js';
+import { checkBrowserHeaders, requireAccessToken, requireJson } from './guard.js';
+import { installErrorHandlers } from './http-errors.js';
+import { registerEventRoute } from './routes/events.js';
+import { registerHealthRoute } from './routes/health.js';
+import { registerRunRoutes } from './routes/runs.js';
+
+export interface AppOptions {
+  logger?: boolean | object;
+}
+
+/**
+ * The bridge's HTTP surface. Every request passes the browser defence (Host, Origin) and, except
+ * the unauthenticated health probe, the access token check before its body is even parsed.
+ */
+export async function buildApp(ctx: BridgeContext, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: opts.logger ?? false,
+    maxParamLength: 256,
+    bodyLimit: Math.max(EVENT_MAX_BYTES, CREATE_RUN_MAX_BYTES),
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    return503OnClosing: true,
+    forceCloseConnections: true,
+  });
+  app.setValidatorCompiler(TypeBoxValidatorCompiler);
+  // Response schemas document the API (OpenAPI); bodies are plain JSON so nothing is silently dropped.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  await app.register(swagger, {
+    openapi: {
+      info: { title: SERVICE, version: BRIDGE_VERSION, description: 'Local run bridge API' },
+      components: {
+        securitySchemes: {
+          bridgeToken: { type: 'apiKey', in: 'header', name: 'x-harness-bridge-token' },
+          humanToken: { type: 'apiKey', in: 'header', name: 'x-harness-human-token' },
+        },
+      },
+    },
+  });
+  installErrorHandlers(app);
+  app.addHook('onRequest', async (req) => {
+    checkBrowserHeaders(req, ctx.port());
+    const isHealth = req.routeOptions.url === '/health';
+    if (!isHealth || req.headers['x-harness-bridge-token'] !== undefined)
+      requireAccessToken(req, ctx.env.accessToken);
+    if (req.method === 'POST') requireJson(req);
+  });
+  registerHealthRoute(app, ctx);
+  registerRunRoutes(app, ctx);
+  registerEventRoute(app, ctx);
+  return app;
+}

@@ -1,0 +1,75 @@
+import type { OpenRun } from '../storage/run-files.js';
+import { claimArtifact } from '../validators/artifact-root.js';
+import type { RunFacts } from '../validators/facts.js';
+import { structuralProblems } from '../validators/structural.js';
+import type { BridgeContext } from './context.js';
+
+/** The artifacts the finish line relies on: claimed artifacts of required, non-skipped nodes. */
+function requiredClaims(run: OpenRun): { path: string; sha256: string }[] {
+  const { config, state } = run;
+  return config.requiredNodes
+    .filter((id) => state.nodes[id].state !== 'skipped')
+    .map((id) => state.artifacts[config.artifactByNode[id]])
+    .filter((a) => a !== undefined)
+    .map((a) => ({ path: a.path, sha256: a.sha256 }));
+}
+
+/** Re-resolves and re-hashes every required artifact; a missing or changed file is a problem. */
+export async function rehashRequired(
+  ctx: BridgeContext,
+  run: OpenRun,
+): Promise<{ digests: Map<string, string>; problems: string[] }> {
+  const digests = new Map<string, string>();
+  const problems: string[] = [];
+  const root = run.config.artifactRoot;
+  if (root === null) return { digests, problems };
+  await Promise.all(
+    requiredClaims(run).map(async (claim) => {
+      try {
+        const now = await claimArtifact(root, claim.path, ctx.pool.hasher);
+        digests.set(claim.path, now.sha256);
+        if (now.sha256 !== claim.sha256)
+          problems.push(`artifact ${claim.path} changed since it was verified`);
+      } catch (err) {
+        problems.push(`artifact ${claim.path} cannot be re-verified: ${(err as Error).message}`);
+      }
+    }),
+  );
+  return { digests, problems: problems.sort() };
+}
+
+export function factsOf(run: OpenRun): RunFacts {
+  return { runId: run.runId, config: run.config, state: run.state };
+}
+
+/** What the run view's completion preview shows: the structural rules, without hashing. */
+export function previewProblems(run: OpenRun): string[] {
+  return structuralProblems(factsOf(run));
+}
+
+/**
+ * The finish-line gate (SPEC completion rules; rule 10 above all): required artifacts are
+ * re-hashed before and after the validator sequence, and any change in between rejects the
+ * completion even if every validator passed on the bytes it saw.
+ */
+export async function completionGate(ctx: BridgeContext, run: OpenRun): Promise<string[]> {
+  const facts = factsOf(run);
+  const problems = structuralProblems(facts);
+  const before = await rehashRequired(ctx, run);
+  problems.push(...before.problems);
+  if (ctx.finishLine) {
+    problems.push(
+      ...(await ctx.finishLine(facts, {
+        realRoot: run.config.artifactRoot,
+        repoRoot: ctx.env.repoRoot,
+        trustPin: run.config.trustPin,
+      })),
+    );
+  }
+  const after = await rehashRequired(ctx, run);
+  for (const [path, digest] of before.digests) {
+    if (after.digests.get(path) !== digest)
+      problems.push(`artifact ${path} changed during the finish-line checks`);
+  }
+  return [...new Set(problems)];
+}

@@ -1,0 +1,19 @@
+import type { RunStore } from '../storage/store.js';
+import type { FinishLineEnv, RunFacts } from '../validators/facts.js';
+import type { HashPool } from '../workers/pool.js';
+import type { BridgeEnv } from './env.js';
+import type { RunQueue } from './run-queue.js';
+
+/** Issue 3's artifact-content validators plug in here; the structural rules always run first. */
+export type FinishLineGate = (facts: RunFacts, env: FinishLineEnv) => Promise<string[]>;
+
+export interface BridgeContext {
+  env: BridgeEnv;
+  store: RunStore;
+  queue: RunQueue;
+  pool: HashPool;
+  finishLine: FinishLineGate | null;
+  /** Port actually bound (HARNESS_BRIDGE_PORT=0 picks one); read by the Host check. */
+  port: () => number;
+  cache: { executions: number; hits: number };
+}

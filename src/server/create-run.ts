@@ -1,0 +1,88 @@
+import type { CreateRunBody, RunConfig } from '../contract/index.js';
+import { BridgeError, CREATE_RUN_METADATA } from '../contract/index.js';
+import { secretDigest } from '../storage/mac.js';
+import type { OpenRun } from '../storage/run-files.js';
+import type { BridgeContext } from './context.js';
+import { type RunSetup, resolveSetup, sameSetup } from './run-setup.js';
+
+/** Builds the sealed config for a new run from its first request. */
+export function newConfig(
+  ctx: BridgeContext,
+  runId: string,
+  setup: RunSetup,
+  extra: Pick<RunConfig, 'metadata' | 'runMode' | 'eventSource'>,
+): RunConfig {
+  return {
+    schema: 'harness.run-config.v1',
+    runId,
+    createdAt: new Date().toISOString(),
+    ...setup,
+    trustPin: ctx.env.trustPin,
+    humanTokenDigest: secretDigest(ctx.env.integrityKey, ctx.env.humanToken),
+    ...extra,
+  };
+}
+
+/** Seals a root/adapter into a run that has none yet; allowed only before its first event. */
+export async function sealOrCompareSetup(
+  ctx: BridgeContext,
+  run: OpenRun,
+  input: { artifactRoot?: string | undefined; adapterPath?: string | undefined },
+): Promise<string[]> {
+  if (input.artifactRoot === undefined && input.adapterPath === undefined) return [];
+  const { config } = run;
+  const unsealed = config.artifactRoot === null && config.adapter === null;
+  if (unsealed && run.journal.count === 0) {
+    const setup = await resolveSetup(ctx.env, input);
+    await ctx.store.sealConfig(run, {
+      ...config,
+      ...setup,
+      commissioned: config.commissioned || setup.commissioned,
+    });
+    return [];
+  }
+  return sameSetup(ctx.env, config, input);
+}
+
+/** POST /runs: create once; an identical repeat returns the run; a differing field is 409. */
+export async function createRun(
+  ctx: BridgeContext,
+  body: CreateRunBody,
+): Promise<{ created: boolean; run: OpenRun }> {
+  const loaded = await ctx.store.load(body.id);
+  if (loaded.kind === 'quarantined') throw new BridgeError('run_quarantined', 'the run is quarantined');
+  const metadata: RunConfig['metadata'] = {};
+  for (const name of CREATE_RUN_METADATA) if (body[name] !== undefined) metadata[name] = body[name];
+  if (loaded.kind === 'missing') {
+    const setup = await resolveSetup(ctx.env, body);
+    const config = newConfig(ctx, body.id, setup, {
+      metadata,
+      runMode: body.runMode ?? null,
+      eventSource: body.eventSource ?? null,
+    });
+    return { created: true, run: await ctx.store.create(config) };
+  }
+  const run = loaded.run;
+  try {
+    const differs = CREATE_RUN_METADATA.filter(
+      (n) => body[n] !== undefined && body[n] !== run.config.metadata[n],
+    );
+    const mode = run.state.runMode ?? run.config.runMode;
+    if (body.runMode !== undefined && body.runMode !== mode) differs.push('runMode' as never);
+    if (body.eventSource !== undefined && body.eventSource !== run.config.eventSource) {
+      differs.push('eventSource' as never);
+    }
+    differs.push(...((await sealOrCompareSetup(ctx, run, body)) as never[]));
+    if (differs.length > 0) {
+      throw new BridgeError(
+        'run_already_exists',
+        'a run with this ID exists with different fields',
+        differs.map((f) => `${f} differs from the stored run`),
+      );
+    }
+    return { created: false, run };
+  } catch (err) {
+    ctx.store.release(run);
+    throw err;
+  }
+}

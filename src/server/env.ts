@@ -1,0 +1,102 @@
+import { availableParallelism, homedir } from 'node:os';
+import { delimiter, isAbsolute, resolve } from 'node:path';
+import { CREDENTIAL_MIN_BYTES, MAX_EVENTS_PER_RUN } from '../contract/index.js';
+import { StartupError } from '../storage/lease.js';
+
+/** Everything the bridge reads from its environment, checked once at startup (CONTRACT 2 and 7). */
+export interface BridgeEnv {
+  host: string;
+  port: number;
+  dataDir: string;
+  repoRoot: string;
+  adapterRoots: string[];
+  integrityKey: Buffer;
+  accessToken: string;
+  humanToken: string;
+  trustPin: string;
+  workers: number;
+  validatorConcurrency: number;
+  maxEventsPerRun: number;
+}
+
+const CREDENTIALS = [
+  'HARNESS_BRIDGE_INTEGRITY_KEY',
+  'HARNESS_BRIDGE_ACCESS_TOKEN',
+  'HARNESS_HUMAN_APPROVAL_TOKEN',
+] as const;
+
+export function isLoopbackHost(host: string): boolean {
+  if (host === 'localhost' || host === '::1' || host === '[::1]') return true;
+  const m = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
+  return m !== null && m.slice(1).every((o) => Number(o) <= 255);
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new StartupError(`${name} must be an integer from ${min} to ${max}`);
+  }
+  return Number(raw);
+}
+
+/** Each credential is at least 32 bytes of UTF-8, and the three are pairwise distinct. */
+export function checkCredentials(env: NodeJS.ProcessEnv): [string, string, string] {
+  const values = CREDENTIALS.map((name) => {
+    const v = env[name];
+    if (v === undefined || v === '') throw new StartupError(`${name} is missing`);
+    if (Buffer.byteLength(v, 'utf8') < CREDENTIAL_MIN_BYTES) {
+      throw new StartupError(`${name} must be at least ${CREDENTIAL_MIN_BYTES} bytes`);
+    }
+    return v;
+  }) as [string, string, string];
+  for (let i = 0; i < 3; i++) {
+    for (let j = i + 1; j < 3; j++) {
+      if (values[i] === values[j]) {
+        throw new StartupError(`${CREDENTIALS[i]} and ${CREDENTIALS[j]} must be pairwise distinct`);
+      }
+    }
+  }
+  return values;
+}
+
+export function readBridgeEnv(env: NodeJS.ProcessEnv = process.env): BridgeEnv {
+  const [integrityKey, accessToken, humanToken] = checkCredentials(env);
+  const host = env['HARNESS_BRIDGE_HOST'] || '127.0.0.1';
+  if (!isLoopbackHost(host)) {
+    throw new StartupError('HARNESS_BRIDGE_HOST must be a loopback address (127.0.0.0/8, ::1 or localhost)');
+  }
+  const trustPin = env['HARNESS_REVIEW_TRUST_SHA256'] ?? '';
+  if (trustPin === '') throw new StartupError('HARNESS_REVIEW_TRUST_SHA256 is missing');
+  if (!/^[0-9a-f]{64}$/.test(trustPin)) {
+    throw new StartupError('HARNESS_REVIEW_TRUST_SHA256 must be 64 lowercase hexadecimal characters');
+  }
+  const cores = availableParallelism();
+  const absolute = (name: string, fallback: string) => {
+    const v = env[name] || fallback;
+    return isAbsolute(v) ? v : resolve(v);
+  };
+  return {
+    host,
+    port: integer(env, 'HARNESS_BRIDGE_PORT', 8787, 0, 65535),
+    dataDir: absolute('HARNESS_DATA_DIR', resolve(homedir(), '.harness', 'runs')),
+    repoRoot: absolute('HARNESS_REPO_ROOT', process.cwd()),
+    adapterRoots: (env['HARNESS_ADAPTER_ROOTS'] ?? '')
+      .split(delimiter)
+      .filter((p) => p !== '')
+      .map((p) => resolve(p)),
+    integrityKey: Buffer.from(integrityKey, 'utf8'),
+    accessToken,
+    humanToken,
+    trustPin,
+    workers: integer(env, 'HARNESS_WORKERS', Math.min(4, cores), 1, 64),
+    validatorConcurrency: integer(env, 'HARNESS_VALIDATOR_CONCURRENCY', cores, 1, 64),
+    maxEventsPerRun: integer(
+      env,
+      'HARNESS_MAX_EVENTS_PER_RUN',
+      MAX_EVENTS_PER_RUN.default,
+      MAX_EVENTS_PER_RUN.min,
+      MAX_EVENTS_PER_RUN.max,
+    ),
+  };
+}

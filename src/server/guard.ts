@@ -1,0 +1,85 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { BridgeError } from '../contract/index.js';
+import { isLoopbackHost } from './env.js';
+
+/** Compares a presented secret with the expected one in constant time (equal-length digests). */
+export function secretMatches(presented: string | string[] | undefined, expected: string): boolean {
+  if (typeof presented !== 'string' || presented === '') return false;
+  const a = createHash('sha256').update(presented).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+function hostOf(value: string): { host: string; port: string } | null {
+  const m = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(value);
+  if (!m) return null;
+  return { host: (m[1] ?? '').replace(/^\[|\]$/g, '').toLowerCase(), port: m[2] ?? '80' };
+}
+
+/**
+ * DNS-rebinding defence: a browser tricked into sending a request to the loopback port carries the
+ * attacker's host name in `Host`; only a loopback literal with the bridge's own port is accepted.
+ * A cross-site `Origin` is refused outright: browsers reach the bridge only through the UI proxy.
+ */
+export function checkBrowserHeaders(req: FastifyRequest, port: number): void {
+  const host = hostOf(req.headers.host ?? '');
+  if (!host || !isLoopbackHost(host.host) || host.port !== String(port)) {
+    throw new BridgeError('host_not_allowed', 'the Host header is not the bridge loopback address');
+  }
+  const origin = req.headers.origin;
+  if (origin !== undefined) {
+    let url: URL | null = null;
+    try {
+      url = new URL(origin);
+    } catch {
+      url = null;
+    }
+    const originHost = url?.hostname.replace(/^\[|\]$/g, '') ?? '';
+    if (!url || url.protocol !== 'http:' || !isLoopbackHost(originHost)) {
+      throw new BridgeError('origin_not_allowed', 'cross-site requests are not allowed');
+    }
+  }
+}
+
+export function requireAccessToken(req: FastifyRequest, accessToken: string): void {
+  if (!secretMatches(req.headers['x-harness-bridge-token'], accessToken)) {
+    throw new BridgeError('bridge_auth_required', 'a valid x-harness-bridge-token header is required');
+  }
+}
+
+/** Writes are JSON only (415 otherwise). */
+export function requireJson(req: FastifyRequest): void {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+  if (type !== 'application/json') {
+    throw new BridgeError('unsupported_media_type', 'writes must be sent as application/json');
+  }
+}
+
+/**
+ * Refuses bodies that name or carry a credential. The human token must only ever travel in its
+ * own header; a body holding any credential value would persist it into the journal.
+ */
+const TOKEN_FIELD = /^(human.?(approval.?)?token|x-harness-human-token|auth|authorization|.*token)$/i;
+
+export function checkBodyForCredentials(body: unknown, secrets: { human: string; others: string[] }): void {
+  if (typeof body !== 'object' || body === null) return;
+  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+    if (TOKEN_FIELD.test(name)) {
+      throw new BridgeError(
+        'client_supplied_human_token_rejected',
+        `the body field ${JSON.stringify(name.slice(0, 64))} is refused: tokens travel only in headers`,
+      );
+    }
+    if (typeof value !== 'string') continue;
+    if (value.includes(secrets.human)) {
+      throw new BridgeError(
+        'client_supplied_human_token_rejected',
+        'the body carries the human approval token',
+      );
+    }
+    if (secrets.others.some((s) => value.includes(s))) {
+      throw new BridgeError('client_supplied_human_token_rejected', 'the body carries a bridge credential');
+    }
+  }
+}

@@ -1,0 +1,64 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { BridgeError, type ErrorCode, errorBody } from '../contract/index.js';
+
+/** Which contract code a schema failure maps to, per route part. */
+export interface ValidationCodes {
+  body: ErrorCode;
+}
+
+function schemaProblems(err: FastifyError): string[] {
+  return (err.validation ?? []).map((v) => {
+    const where = v.instancePath === '' ? 'body' : v.instancePath.replace(/^\//, '').replaceAll('/', '.');
+    const extra =
+      (v.params as { additionalProperties?: string; requiredProperties?: string[] } | undefined) ?? {};
+    if (v.keyword === 'additionalProperties' && extra.additionalProperties) {
+      return `unknown field ${extra.additionalProperties}`;
+    }
+    if (v.keyword === 'required' && extra.requiredProperties)
+      return `missing ${extra.requiredProperties.join(', ')}`;
+    return `${where}: ${v.message ?? 'is invalid'}`;
+  });
+}
+
+/** Maps every failure to the contract envelope. No stack, path or credential reaches a client. */
+export function toBridgeError(err: FastifyError, bodyCode: ErrorCode): BridgeError {
+  if (err instanceof BridgeError) return err;
+  if (err.validation) {
+    switch (err.validationContext) {
+      case 'querystring':
+        return new BridgeError('invalid_query', 'query parameters are invalid', schemaProblems(err));
+      case 'params':
+        return new BridgeError('invalid_run_id', 'the run ID is not canonical', schemaProblems(err));
+      default:
+        return new BridgeError(bodyCode, 'the request body violates the contract', schemaProblems(err));
+    }
+  }
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new BridgeError('payload_too_large', 'the body is larger than this route allows');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new BridgeError('unsupported_media_type', 'writes must be sent as application/json');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new BridgeError('invalid_json', 'the body is not valid JSON');
+    default:
+      if (err.statusCode === 400 && (err instanceof SyntaxError || err.code === undefined)) {
+        return new BridgeError('invalid_json', 'the body is not valid JSON');
+      }
+      if (err.statusCode === 413) return new BridgeError('payload_too_large', 'the body is too large');
+      return new BridgeError('internal_error', 'internal error');
+  }
+}
+
+export function installErrorHandlers(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    const code = (req.routeOptions.config as { bodyErrorCode?: ErrorCode } | undefined)?.bodyErrorCode;
+    const bridgeError = toBridgeError(err, code ?? 'event_contract_violation');
+    if (bridgeError.code === 'internal_error') req.log.error({ err }, 'unhandled error');
+    void reply.code(bridgeError.status).headers(bridgeError.headers).send(errorBody(bridgeError));
+  });
+  app.setNotFoundHandler((_req, reply) => {
+    void reply.code(404).send(errorBody(new BridgeError('not_found', 'no such route')));
+  });
+}

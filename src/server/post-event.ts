@@ -1,0 +1,209 @@
+import { randomUUID } from 'node:crypto';
+import type { ArtifactClaim, RunEvent, StoredEvent } from '../contract/index.js';
+import { BridgeError, findPendingApproval, SELF_HEAL_PROPOSAL_PATH } from '../contract/index.js';
+import { macEqual, secretDigest } from '../storage/mac.js';
+import type { OpenRun } from '../storage/run-files.js';
+import { ArtifactError, claimArtifact } from '../validators/artifact-root.js';
+import { completionGate } from './completion.js';
+import type { BridgeContext } from './context.js';
+import { newConfig, sealOrCompareSetup } from './create-run.js';
+import { resolveSetup } from './run-setup.js';
+import { eventView, summaryView } from './views.js';
+
+export type PostResult =
+  | {
+      status: 201;
+      body: {
+        ok: true;
+        event: ReturnType<typeof eventView>;
+        seq: number;
+        run: ReturnType<typeof summaryView>;
+      };
+    }
+  | { status: 200; body: { ok: true; duplicate: true; event: ReturnType<typeof eventView>; seq: number } };
+
+const state = (message: string, problems: string[] = []) =>
+  new BridgeError('event_state_violation', message, problems);
+
+/** Fields compared when an event id repeats; `ts` only when the repeat supplies one. */
+function differingFields(stored: StoredEvent, incoming: RunEvent): string[] {
+  const names = new Set([...Object.keys(stored), ...Object.keys(incoming)]);
+  names.delete('ts');
+  if (incoming.ts !== undefined) names.add('ts');
+  return [...names].filter(
+    (n) => (stored as Record<string, unknown>)[n] !== (incoming as Record<string, unknown>)[n],
+  );
+}
+
+/** Runs inside the run's queue slot: every rule that depends on the run's state (CONTRACT 4-6). */
+export async function postEvent(
+  ctx: BridgeContext,
+  runId: string,
+  incoming: RunEvent,
+  humanHeader: string | undefined,
+): Promise<PostResult> {
+  let loaded = await ctx.store.load(runId);
+  if (loaded.kind === 'quarantined')
+    throw new BridgeError('run_quarantined', 'the run is quarantined', loaded.quarantine.reasons);
+  if (loaded.kind === 'missing') {
+    // First event creates the run: its config is sealed and durable before the journal append.
+    const setup = await resolveSetup(ctx.env, incoming);
+    const config = newConfig(ctx, runId, setup, {
+      metadata: {},
+      runMode: incoming.runMode,
+      eventSource: incoming.eventSource,
+    });
+    loaded = { kind: 'open', run: await ctx.store.create(config) };
+  }
+  const run = loaded.run;
+  try {
+    return await accept(ctx, run, incoming, humanHeader);
+  } finally {
+    ctx.store.release(run);
+  }
+}
+
+async function accept(
+  ctx: BridgeContext,
+  run: OpenRun,
+  incoming: RunEvent,
+  humanHeader: string | undefined,
+): Promise<PostResult> {
+  if (incoming.id !== undefined && run.ids.has(incoming.id)) {
+    const seq = run.ids.get(incoming.id)!;
+    const [entry] = await ctx.store.read(run, seq, seq + 1);
+    if (!entry) throw new Error('journal index out of step');
+    const differs = differingFields(entry.event, incoming);
+    if (differs.length > 0) {
+      throw new BridgeError(
+        'event_id_conflict',
+        'an event with this id was stored with other content',
+        differs.map((f) => `${f} differs`),
+      );
+    }
+    return { status: 200, body: { ok: true, duplicate: true, event: eventView(entry), seq } };
+  }
+  const { state: s, config } = run;
+  if (s.status === 'completed')
+    throw new BridgeError('run_closed', 'the run is completed and accepts no more events');
+  if (run.journal.count >= ctx.env.maxEventsPerRun) {
+    throw new BridgeError(
+      'run_history_full',
+      'the run holds the maximum number of events; continue under a new run ID',
+    );
+  }
+  const differs = await sealOrCompareSetup(ctx, run, incoming);
+  if (differs.length > 0)
+    throw state(
+      'artifactRoot and adapterPath are immutable once set',
+      differs.map((f) => `${f} differs from the sealed value`),
+    );
+
+  const mode = s.runMode ?? config.runMode;
+  if (mode !== null && incoming.runMode !== mode) {
+    throw state(`the run is in ${mode} mode; events of mode ${incoming.runMode} are refused`);
+  }
+
+  let claim: ArtifactClaim | null = null;
+  switch (incoming.type) {
+    case 'approval.requested':
+      if (
+        findPendingApproval(s, incoming.nodeId, incoming.approvalOwner ?? '', incoming.approvalScope ?? '')
+      ) {
+        throw state('an identical approval is already pending');
+      }
+      break;
+    case 'approval.granted':
+    case 'approval.denied':
+      // The human token is sealed to the run by keyed digest: a token rotated since the run began
+      // cannot decide its approvals.
+      if (
+        humanHeader === undefined ||
+        !macEqual(secretDigest(ctx.env.integrityKey, humanHeader), config.humanTokenDigest)
+      ) {
+        throw new BridgeError(
+          'human_approval_required',
+          'the human approval token does not match the one sealed to this run',
+        );
+      }
+      if (
+        !findPendingApproval(s, incoming.nodeId, incoming.approvalOwner ?? '', incoming.approvalScope ?? '')
+      ) {
+        throw state('no pending approval matches this node, owner and scope');
+      }
+      break;
+    case 'artifact.written': {
+      const expected = config.artifactByNode[incoming.nodeId];
+      if (incoming.artifact !== expected) {
+        throw new BridgeError(
+          'artifact_verification_failed',
+          `node ${incoming.nodeId} writes exactly ${expected}`,
+        );
+      }
+      claim = await verify(ctx, run, expected);
+      break;
+    }
+    case 'self_heal.pr_proposed':
+      if (incoming.artifact !== undefined) {
+        if (incoming.artifact !== SELF_HEAL_PROPOSAL_PATH) {
+          throw new BridgeError(
+            'artifact_verification_failed',
+            `a self-heal proposal artifact is ${SELF_HEAL_PROPOSAL_PATH}`,
+          );
+        }
+        claim = await verify(ctx, run, SELF_HEAL_PROPOSAL_PATH);
+      }
+      break;
+    case 'run.completed': {
+      const problems = await completionGate(ctx, run);
+      if (problems.length > 0) {
+        const blocked = systemBlocked(incoming, problems);
+        await ctx.store.append(run, blocked, null).durable;
+        throw new BridgeError(
+          'finish_line_blocked',
+          'run.completed refused: the finish line does not hold',
+          problems,
+        );
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  const event: StoredEvent = {
+    ...incoming,
+    id: incoming.id ?? randomUUID(),
+    ts: incoming.ts ?? new Date().toISOString(),
+  };
+  const { entry, durable } = ctx.store.append(run, event, claim);
+  await durable;
+  return { status: 201, body: { ok: true, event: eventView(entry), seq: entry.seq, run: summaryView(run) } };
+}
+
+async function verify(ctx: BridgeContext, run: OpenRun, path: string): Promise<ArtifactClaim> {
+  if (run.config.artifactRoot === null) {
+    throw state('the run has no artifactRoot: set it on the first event or with POST /runs');
+  }
+  try {
+    return await claimArtifact(run.config.artifactRoot, path, ctx.pool.hasher);
+  } catch (err) {
+    if (err instanceof ArtifactError) throw new BridgeError('artifact_verification_failed', err.message);
+    throw err;
+  }
+}
+
+/** The run.blocked record a refused completion leaves in the journal (CONTRACT 5). */
+function systemBlocked(completion: RunEvent, problems: string[]): StoredEvent {
+  const message = `run.completed refused: ${problems.join('; ')}`;
+  return {
+    id: randomUUID(),
+    ts: new Date().toISOString(),
+    type: 'run.blocked',
+    actor: 'system',
+    runMode: completion.runMode,
+    eventSource: completion.runMode === 'live' ? 'bridge' : completion.eventSource,
+    nodeId: completion.nodeId,
+    message: message.length > 4000 ? `${message.slice(0, 3997)}...` : message,
+    status: 'blocked',
+  };
+}

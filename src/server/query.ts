@@ -1,0 +1,46 @@
+import { BridgeError } from '../contract/index.js';
+
+type Spec = Record<string, { min: number; max: number }>;
+
+/**
+ * Strict query parsing from the raw URL (CONTRACT 4): an unknown name, a repeated name, a value
+ * that is not plain decimal digits, or one out of range is 400 `invalid_query`. Fastify's parsed
+ * query is not trusted for this because it folds repeats and coerces values.
+ */
+export function strictQuery(url: string, spec: Spec): Record<string, number> {
+  const q = url.indexOf('?');
+  const out: Record<string, number> = {};
+  if (q < 0) return out;
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const part of url.slice(q + 1).split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    let name: string;
+    let value: string;
+    try {
+      name = decodeURIComponent((eq < 0 ? part : part.slice(0, eq)).replaceAll('+', ' '));
+      value = eq < 0 ? '' : decodeURIComponent(part.slice(eq + 1).replaceAll('+', ' '));
+    } catch {
+      problems.push('a query component is not valid percent-encoding');
+      continue;
+    }
+    const range = Object.hasOwn(spec, name) ? spec[name] : undefined;
+    if (!range) {
+      problems.push(`unknown query parameter ${JSON.stringify(name.slice(0, 64))}`);
+      continue;
+    }
+    if (seen.has(name)) {
+      problems.push(`query parameter ${name} is repeated`);
+      continue;
+    }
+    seen.add(name);
+    if (!/^\d{1,9}$/.test(value) || Number(value) < range.min || Number(value) > range.max) {
+      problems.push(`${name} must be an integer from ${range.min} to ${range.max}`);
+      continue;
+    }
+    out[name] = Number(value);
+  }
+  if (problems.length > 0) throw new BridgeError('invalid_query', 'query parameters are invalid', problems);
+  return out;
+}

@@ -1,0 +1,111 @@
+import type { EventPage, EventViewT, RunSummary } from '../contract/index.js';
+import { BridgeError, RESPONSE_MAX_BYTES } from '../contract/index.js';
+import { previewProblems } from './completion.js';
+import type { BridgeContext } from './context.js';
+import { eventView, quarantinedSummary, runView, summaryView } from './views.js';
+
+export interface Page {
+  offset: number;
+  limit: number;
+  returned: number;
+  total: number;
+}
+
+/** The page headers both list endpoints send (CONTRACT 4). */
+export function pageHeaders(p: Page): Record<string, string> {
+  const headers: Record<string, string> = {
+    'x-harness-page-offset': String(p.offset),
+    'x-harness-page-limit': String(p.limit),
+    'x-harness-page-returned': String(p.returned),
+    'x-harness-page-total': String(p.total),
+  };
+  if (p.offset + p.returned < p.total) headers['x-harness-next-cursor'] = String(p.offset + p.returned);
+  return headers;
+}
+
+/** GET /runs: summaries in creation order; each run is read under its own queue slot. */
+export async function listRuns(
+  ctx: BridgeContext,
+  offset: number,
+  limit: number,
+): Promise<{ runs: RunSummary[]; page: Page }> {
+  const ids = ctx.store.page(offset, limit);
+  const runs = await Promise.all(ids.map((id) => ctx.queue.run(id, () => summaryOf(ctx, id))));
+  return { runs, page: { offset, limit, returned: runs.length, total: ctx.store.size } };
+}
+
+async function summaryOf(ctx: BridgeContext, runId: string): Promise<RunSummary> {
+  const loaded = await ctx.store.load(runId);
+  if (loaded.kind === 'missing') throw new Error('indexed run is missing');
+  if (loaded.kind === 'quarantined') return quarantinedSummary(runId, loaded.createdAt, loaded.quarantine);
+  try {
+    await loaded.run.journal.idle();
+    return summaryView(loaded.run, ctx.store.quarantineOf(runId));
+  } finally {
+    ctx.store.release(loaded.run);
+  }
+}
+
+/** GET /runs/:id: the full view and one page of events (newest page when no cursor). */
+export async function getRun(ctx: BridgeContext, runId: string, limit: number, cursor: number | undefined) {
+  const loaded = await ctx.store.load(runId);
+  if (loaded.kind === 'missing') throw new BridgeError('run_not_found', 'no run has this ID');
+  if (loaded.kind === 'quarantined') {
+    const run = {
+      ...quarantinedSummary(runId, loaded.createdAt, loaded.quarantine),
+      quarantine: loaded.quarantine,
+    };
+    const page: EventPage = {
+      offset: 0,
+      limit,
+      returned: 0,
+      total: 0,
+      previousCursor: null,
+      nextCursor: null,
+      truncated: false,
+      byteLimited: false,
+    };
+    return { body: { ok: true as const, run, events: [] as EventViewT[], eventPage: page }, page };
+  }
+  const open = loaded.run;
+  try {
+    await open.journal.idle();
+    const total = open.journal.count;
+    const offset = cursor === undefined ? Math.max(0, total - limit) : Math.min(cursor, total);
+    const entries = await ctx.store.read(open, offset, Math.min(total, offset + limit));
+    const view = runView(open, completionPreview(open), ctx.store.quarantineOf(runId));
+    // Keep the body under the response ceiling: cut the page, never the run view.
+    let budget = RESPONSE_MAX_BYTES - Buffer.byteLength(JSON.stringify(view)) - 4096;
+    const events: EventViewT[] = [];
+    for (const entry of entries) {
+      const ev = eventView(entry);
+      budget -= Buffer.byteLength(JSON.stringify(ev)) + 1;
+      if (budget < 0) break;
+      events.push(ev);
+    }
+    const returned = events.length;
+    const page: EventPage = {
+      offset,
+      limit,
+      returned,
+      total,
+      previousCursor: offset > 0 ? String(Math.max(0, offset - limit)) : null,
+      nextCursor: offset + returned < total ? String(offset + returned) : null,
+      truncated: returned < total,
+      byteLimited: returned < entries.length,
+    };
+    view.eventsTruncated = returned < total;
+    return { body: { ok: true as const, run: view, events, eventPage: page }, page };
+  } finally {
+    ctx.store.release(open);
+  }
+}
+
+function completionPreview(run: Parameters<typeof previewProblems>[0]): {
+  ready: boolean;
+  problems: string[];
+} {
+  if (run.state.status === 'completed') return { ready: true, problems: [] };
+  const problems = previewProblems(run);
+  return { ready: problems.length === 0, problems };
+}

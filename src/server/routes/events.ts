@@ -1,0 +1,82 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import {
+  BridgeError,
+  EVENT_MAX_BYTES,
+  EventView,
+  eventRuleProblems,
+  type RunEvent,
+  RunEventSchema,
+} from '../../contract/index.js';
+import type { BridgeContext } from '../context.js';
+import { checkBodyForCredentials, secretMatches } from '../guard.js';
+import { toBridgeError } from '../http-errors.js';
+import { postEvent } from '../post-event.js';
+import { RunParams, secrets } from './runs.js';
+
+/** Schema and rule problems together, so an agent learns everything wrong with an event at once. */
+function contractProblems(req: FastifyRequest): string[] {
+  const problems: string[] = [];
+  if (req.validationError)
+    problems.push(...toBridgeError(req.validationError as never, 'event_contract_violation').problems);
+  try {
+    problems.push(...eventRuleProblems(req.body as RunEvent));
+  } catch {
+    // the body is too malformed for the conditional rules; the schema problems already say why
+  }
+  return [...new Set(problems)];
+}
+
+export function registerEventRoute(app: FastifyInstance, ctx: BridgeContext): void {
+  app.post(
+    '/runs/:id/events',
+    {
+      bodyLimit: EVENT_MAX_BYTES,
+      attachValidation: true,
+      schema: {
+        summary: 'Append one RunEvent (grant/deny also need x-harness-human-token)',
+        params: RunParams,
+        body: RunEventSchema,
+        response: {
+          201: Type.Object({
+            ok: Type.Literal(true),
+            event: EventView,
+            seq: Type.Integer(),
+            run: Type.Unknown(),
+          }),
+          200: Type.Object({
+            ok: Type.Literal(true),
+            duplicate: Type.Literal(true),
+            event: EventView,
+            seq: Type.Integer(),
+          }),
+        },
+      },
+      preValidation: async (req) => checkBodyForCredentials(req.body, secrets(ctx)),
+    },
+    async (req, reply) => {
+      if (req.validationError?.validationContext === 'params') {
+        throw new BridgeError('invalid_run_id', 'the run ID is not canonical');
+      }
+      const problems = contractProblems(req);
+      if (problems.length > 0)
+        throw new BridgeError('event_contract_violation', 'the event violates the contract', problems);
+      const event = req.body as RunEvent;
+      const humanHeader = req.headers['x-harness-human-token'];
+      if (event.type === 'approval.granted' || event.type === 'approval.denied') {
+        if (!secretMatches(humanHeader, ctx.env.humanToken)) {
+          throw new BridgeError(
+            'human_approval_required',
+            'approval decisions need a valid x-harness-human-token header',
+          );
+        }
+      }
+      const { id } = req.params as { id: string };
+      const result = await ctx.queue.run(id, () =>
+        postEvent(ctx, id, event, typeof humanHeader === 'string' ? humanHeader : undefined),
+      );
+      void reply.code(result.status);
+      return result.body;
+    },
+  );
+}

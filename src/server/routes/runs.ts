@@ -1,0 +1,119 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import {
+  type CreateRunBody,
+  CreateRunSchema,
+  type ErrorCode,
+  EVENTS_LIMIT,
+  EventPageView,
+  EventView,
+  RUN_ID_PATTERN_SOURCE,
+  RUNS_LIMIT,
+  RunSummaryView,
+  RunView,
+} from '../../contract/index.js';
+import { previewProblems } from '../completion.js';
+import type { BridgeContext } from '../context.js';
+import { createRun } from '../create-run.js';
+import { checkBodyForCredentials } from '../guard.js';
+import { strictQuery } from '../query.js';
+import { getRun, listRuns, pageHeaders } from '../read-runs.js';
+import { runView } from '../views.js';
+
+export const RunParams = Type.Object({ id: Type.String({ pattern: RUN_ID_PATTERN_SOURCE }) });
+const CreatedRun = Type.Object({ ok: Type.Literal(true), created: Type.Boolean(), run: RunView });
+const digits = Type.String({ pattern: '^\\d+$' });
+
+export function secrets(ctx: BridgeContext) {
+  return { human: ctx.env.humanToken, others: [ctx.env.accessToken, ctx.env.integrityKey.toString('utf8')] };
+}
+
+export function registerRunRoutes(app: FastifyInstance, ctx: BridgeContext): void {
+  app.post(
+    '/runs',
+    {
+      config: { bodyErrorCode: 'run_creation_contract_violation' satisfies ErrorCode },
+      schema: {
+        summary: 'Create or sync a run',
+        body: CreateRunSchema,
+        response: { 200: CreatedRun, 201: CreatedRun },
+      },
+      preValidation: async (req) => checkBodyForCredentials(req.body, secrets(ctx)),
+    },
+    async (req, reply) => {
+      const body = req.body as CreateRunBody;
+      return ctx.queue.run(body.id, async () => {
+        const { created, run } = await createRun(ctx, body);
+        try {
+          const problems = previewProblems(run);
+          const view = runView(
+            run,
+            { ready: problems.length === 0, problems },
+            ctx.store.quarantineOf(run.runId),
+          );
+          void reply.code(created ? 201 : 200);
+          return { ok: true, created, run: view };
+        } finally {
+          ctx.store.release(run);
+        }
+      });
+    },
+  );
+
+  app.get(
+    '/runs',
+    {
+      schema: {
+        summary: 'Event-free run summaries in creation order',
+        querystring: Type.Object(
+          { limit: Type.Optional(digits), cursor: Type.Optional(digits) },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({ ok: Type.Literal(true), runs: Type.Array(RunSummaryView) }) },
+      },
+    },
+    async (req, reply) => {
+      const q = strictQuery(req.url, {
+        limit: { min: RUNS_LIMIT.min, max: RUNS_LIMIT.max },
+        cursor: { min: 0, max: 1e9 },
+      });
+      const { runs, page } = await listRuns(ctx, q['cursor'] ?? 0, q['limit'] ?? RUNS_LIMIT.default);
+      void reply.headers(pageHeaders(page));
+      return { ok: true, runs };
+    },
+  );
+
+  app.get(
+    '/runs/:id',
+    {
+      schema: {
+        summary: 'A run with one page of its events',
+        params: RunParams,
+        querystring: Type.Object(
+          { eventLimit: Type.Optional(digits), eventCursor: Type.Optional(digits) },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({
+            ok: Type.Literal(true),
+            run: RunView,
+            events: Type.Array(EventView),
+            eventPage: EventPageView,
+          }),
+        },
+      },
+    },
+    async (req, reply) => {
+      const q = strictQuery(req.url, {
+        eventLimit: { min: EVENTS_LIMIT.min, max: EVENTS_LIMIT.max },
+        eventCursor: { min: 0, max: 1e9 },
+      });
+      const { id } = req.params as { id: string };
+      const { body, page } = await ctx.queue.run(id, () =>
+        getRun(ctx, id, q['eventLimit'] ?? EVENTS_LIMIT.default, q['eventCursor']),
+      );
+      void reply.headers(pageHeaders(page));
+      return body;
+    },
+  );
+}

@@ -1,0 +1,89 @@
+import { mkdir } from 'node:fs/promises';
+import type { FastifyInstance } from 'fastify';
+import { checkLayout } from '../storage/layout.js';
+import { acquireLease, acquireMutex, StartupError } from '../storage/lease.js';
+import { RunStore } from '../storage/store.js';
+import { HashPool } from '../workers/pool.js';
+import { buildApp } from './app.js';
+import type { BridgeContext, FinishLineGate } from './context.js';
+import { type BridgeEnv, readBridgeEnv } from './env.js';
+import { RunQueue } from './run-queue.js';
+import { checkTrustPin } from './trust-pin.js';
+
+export interface RunningBridge {
+  app: FastifyInstance;
+  ctx: BridgeContext;
+  url: string;
+  close: () => Promise<void>;
+}
+
+export interface StartOptions {
+  env?: NodeJS.ProcessEnv;
+  logger?: boolean | object;
+  finishLine?: FinishLineGate | null;
+  /** Builds the finish-line gate from the checked environment (the CLI passes issue 3's runner). */
+  makeFinishLine?: (env: BridgeEnv) => FinishLineGate;
+}
+
+/**
+ * Startup, in the order CONTRACT 7 gives: credentials and numeric ranges, loopback host, the trust
+ * pin against the live and committed store, then under the recovery mutex the lease and the
+ * legacy-layout check. Any failure is a StartupError: one line naming what is wrong, exit 2.
+ */
+export async function startBridge(opts: StartOptions = {}): Promise<RunningBridge> {
+  const env = readBridgeEnv(opts.env ?? process.env);
+  await checkTrustPin(env.repoRoot, env.trustPin);
+  await mkdir(env.dataDir, { recursive: true, mode: 0o700 });
+  const releaseMutex = await acquireMutex(env.dataDir);
+  let releaseLease: (() => Promise<void>) | null = null;
+  try {
+    releaseLease = await acquireLease(env.dataDir);
+    await checkLayout(env.dataDir);
+  } catch (err) {
+    await releaseLease?.();
+    throw err;
+  } finally {
+    await releaseMutex();
+  }
+  const store = await RunStore.open({
+    dataDir: env.dataDir,
+    integrityKey: env.integrityKey,
+    trustPin: env.trustPin,
+  });
+  const pool = new HashPool(env.workers);
+  let port = env.port;
+  const ctx: BridgeContext = {
+    env,
+    store,
+    queue: new RunQueue(),
+    pool,
+    finishLine: opts.finishLine ?? opts.makeFinishLine?.(env) ?? null,
+    port: () => port,
+    cache: { executions: 0, hits: 0 },
+  };
+  const app = await buildApp(ctx, opts.logger === undefined ? {} : { logger: opts.logger });
+  try {
+    await app.listen({ host: env.host, port: env.port });
+  } catch (err) {
+    await pool.close();
+    await releaseLease();
+    throw new StartupError(
+      `HARNESS_BRIDGE_PORT ${env.port} cannot be bound on ${env.host}: ${(err as Error).message}`,
+    );
+  }
+  const address = app.server.address();
+  if (address && typeof address === 'object') port = address.port;
+  const hostForUrl = env.host.includes(':') ? `[${env.host}]` : env.host;
+  const url = `http://${hostForUrl}:${port}`;
+  let closed: Promise<void> | null = null;
+  const close = () => {
+    closed ??= (async () => {
+      await app.close();
+      await store.close();
+      await pool.close();
+      await releaseLease?.();
+    })();
+    return closed;
+  };
+  return { app, ctx, url, close };
+}

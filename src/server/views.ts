@@ -1,0 +1,97 @@
+import type { EventViewT, JournalEntry, RunSummary, RunViewT } from '../contract/index.js';
+import { NODE_IDS, pendingApprovals } from '../contract/index.js';
+import type { OpenRun } from '../storage/run-files.js';
+import type { QuarantineInfo } from '../storage/store.js';
+
+/** Response views. Absolute paths (artifact root, adapter file) never leave the bridge in a run view. */
+export function eventView(entry: JournalEntry): EventViewT {
+  const { artifactRoot, adapterPath, ...rest } = entry.event;
+  const view: EventViewT = { seq: entry.seq, ...rest };
+  if (artifactRoot !== undefined) view.artifactRootSet = true;
+  if (adapterPath !== undefined) view.adapterPathSet = true;
+  if (entry.claim) view.claim = entry.claim;
+  return view;
+}
+
+export function summaryView(run: OpenRun, quarantine?: QuarantineInfo): RunSummary {
+  const { state, config } = run;
+  return {
+    id: run.runId,
+    title: config.metadata.title ?? null,
+    status: quarantine ? 'quarantined' : state.status,
+    runMode: state.runMode ?? config.runMode,
+    commissioned: config.commissioned,
+    createdAt: state.createdAt,
+    updatedAt: state.updatedAt,
+    currentNodeId: state.currentNodeId,
+    eventCount: state.eventCount,
+    eventsTruncated: state.eventCount > 0,
+    pendingApprovals: pendingApprovals(state).length,
+  };
+}
+
+/** A run whose files failed authentication: only what can be said without trusting them. */
+export function quarantinedSummary(runId: string, createdAt: string, q: QuarantineInfo): RunSummary {
+  return {
+    id: runId,
+    title: null,
+    status: 'quarantined',
+    runMode: null,
+    commissioned: false,
+    createdAt,
+    updatedAt: q.since,
+    currentNodeId: null,
+    eventCount: 0,
+    eventsTruncated: false,
+    pendingApprovals: 0,
+  };
+}
+
+export function runView(
+  run: OpenRun,
+  preview: { ready: boolean; problems: string[] },
+  quarantine: QuarantineInfo | undefined,
+): Omit<RunViewT, 'eventsTruncated'> & { eventsTruncated: boolean } {
+  const { state, config } = run;
+  const required = new Set(config.requiredNodes);
+  return {
+    ...summaryView(run, quarantine),
+    metadata: { ...config.metadata } as Record<string, string>,
+    artifactRootSet: config.artifactRoot !== null,
+    adapter: config.adapter
+      ? {
+          rootKind: config.adapter.rootKind,
+          sha256: config.adapter.sha256,
+          finishLineAssurance: config.adapter.finishLineAssurance,
+        }
+      : null,
+    trustPin: config.trustPin,
+    nodes: NODE_IDS.map((id) => {
+      const node = state.nodes[id];
+      const artifact = config.artifactByNode[id] ?? null;
+      return {
+        id,
+        state: node.state,
+        required: required.has(id),
+        artifact,
+        artifactVerified: artifact !== null && state.artifacts[artifact] !== undefined,
+        skipReason: node.skipReason,
+        failureReason: node.failureReason,
+        recoveryPath: node.recoveryPath,
+        updatedSeq: node.seq,
+      };
+    }),
+    approvals: state.approvals.map((a) => ({ ...a })),
+    artifacts: Object.values(state.artifacts).map((a) => ({ ...a })),
+    selfHeal: {
+      detected: state.selfHeal.detectedSeq !== null,
+      detectedSeq: state.selfHeal.detectedSeq,
+      resolved: state.selfHeal.resolution !== null,
+      resolvedSeq: state.selfHeal.resolvedSeq,
+      prUrl: state.selfHeal.resolution?.prUrl ?? null,
+      artifact: state.selfHeal.resolution?.artifact ?? null,
+    },
+    completionPreview: preview,
+    quarantine: quarantine ? { reasons: [...quarantine.reasons], since: quarantine.since } : null,
+  };
+}

@@ -1,0 +1,36 @@
+import { readFile } from 'node:fs/promises';
+import { atomicWrite } from './atomic.js';
+import { type MacDomain, mac, macEqual } from './mac.js';
+
+/** A JSON document authenticated by an HMAC over its canonical form (run-config.json, run.json). */
+export class SealError extends Error {
+  override readonly name = 'SealError';
+}
+
+export async function writeSealed(path: string, key: Buffer, domain: MacDomain, body: object): Promise<void> {
+  await atomicWrite(path, `${JSON.stringify({ ...body, mac: mac(key, domain, body) })}\n`);
+}
+
+/** Reads and authenticates a sealed file; `unsigned` tells a pre-v0.8 file from a tampered one. */
+export async function readSealed<T extends object>(
+  path: string,
+  key: Buffer,
+  domain: MacDomain,
+  maxBytes: number,
+): Promise<T> {
+  const text = await readFile(path, 'utf8');
+  if (Buffer.byteLength(text) > maxBytes) throw new SealError(`${domain} file exceeds its ceiling`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new SealError(`${domain} file is not JSON`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new SealError(`${domain} file is not an object`);
+  }
+  const { mac: sealed, ...body } = parsed as Record<string, unknown>;
+  if (typeof sealed !== 'string') throw new SealError(`${domain} file is unsigned`);
+  if (!macEqual(sealed, mac(key, domain, body))) throw new SealError(`${domain} file fails authentication`);
+  return body as T;
+}

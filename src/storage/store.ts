@@ -1,0 +1,266 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ArtifactClaim, JournalEntry, RunConfig, StoredEvent } from '../contract/index.js';
+import { applyEntry, emptyState, OPEN_RUN_CACHE, SNAPSHOT_EVERY } from '../contract/index.js';
+import { JournalWriter, type ScanResult } from './journal.js';
+import { sha256Hex } from './mac.js';
+import { isCanonicalRunId, RUN_DIR_PATTERN, runPaths } from './paths.js';
+import {
+  createRunFiles,
+  type OpenRun,
+  openRunFiles,
+  RunIntegrityError,
+  readConfig,
+  writeConfig,
+} from './run-files.js';
+import { writeSnapshot } from './snapshot.js';
+
+const EMPTY_SCAN: ScanResult = { entries: [], offsets: [], macs: [], size: 0, truncatedBytes: 0 };
+
+export interface QuarantineInfo {
+  reasons: string[];
+  since: string;
+}
+
+export interface StoreOptions {
+  dataDir: string;
+  integrityKey: Buffer;
+  trustPin: string;
+  cacheSize?: number;
+  log?: (msg: string) => void;
+}
+
+export type LoadResult =
+  | { kind: 'open'; run: OpenRun }
+  | { kind: 'quarantined'; runId: string; createdAt: string; quarantine: QuarantineInfo }
+  | { kind: 'missing' };
+
+interface IndexEntry {
+  runId: string;
+  createdAt: string;
+}
+
+/**
+ * The run store: an index of runs in creation order, a bounded cache of open, verified runs, and
+ * the quarantine list. Callers serialize operations per run (src/server/run-queue.ts) and hold a
+ * pin while using an OpenRun. The surface (load, create, append, read, list) is narrow enough for
+ * a hosted database to implement later.
+ */
+export class RunStore {
+  private readonly index = new Map<string, IndexEntry>();
+  private readonly order: string[] = [];
+  private readonly cache = new Map<string, OpenRun>();
+  private readonly quarantined = new Map<string, QuarantineInfo>();
+  private readonly background = new Set<Promise<void>>();
+  private readonly cacheSize: number;
+  private readonly log: (msg: string) => void;
+
+  private constructor(private readonly opts: StoreOptions) {
+    this.cacheSize = opts.cacheSize ?? OPEN_RUN_CACHE;
+    this.log = opts.log ?? (() => {});
+  }
+
+  /** Builds the index from every run directory's config (startup has already refused legacy layouts). */
+  static async open(opts: StoreOptions): Promise<RunStore> {
+    const store = new RunStore(opts);
+    const dirs = (await readdir(opts.dataDir)).filter((d) => RUN_DIR_PATTERN.test(d)).sort();
+    const entries: IndexEntry[] = [];
+    for (const dir of dirs) {
+      const path = join(opts.dataDir, dir, 'run-config.json');
+      try {
+        const config = await readConfig(path, opts.integrityKey);
+        if (`run-${sha256Hex(config.runId)}` !== dir)
+          throw new Error('run-config.json belongs to another run');
+        entries.push({ runId: config.runId, createdAt: config.createdAt });
+      } catch (err) {
+        const runId = await claimedRunId(path, dir);
+        entries.push({ runId, createdAt: '1970-01-01T00:00:00.000Z' });
+        store.quarantine(runId, `run-config.json: ${(err as Error).message}`);
+      }
+    }
+    entries.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.runId.localeCompare(b.runId));
+    for (const e of entries) store.addToIndex(e);
+    return store;
+  }
+
+  private addToIndex(e: IndexEntry): void {
+    this.index.set(e.runId, e);
+    this.order.push(e.runId);
+  }
+
+  get size(): number {
+    return this.order.length;
+  }
+
+  /** A page of run IDs in creation order (stable offsets). */
+  page(offset: number, limit: number): string[] {
+    return this.order.slice(offset, offset + limit);
+  }
+
+  has(runId: string): boolean {
+    return this.index.has(runId);
+  }
+
+  quarantine(runId: string, reason: string): QuarantineInfo {
+    const q = this.quarantined.get(runId) ?? { reasons: [], since: new Date().toISOString() };
+    if (!q.reasons.includes(reason)) q.reasons.push(reason);
+    this.quarantined.set(runId, q);
+    const cached = this.cache.get(runId);
+    if (cached && cached.pins === 0) this.evict(cached);
+    this.log(`run ${runId} quarantined: ${reason}`);
+    return q;
+  }
+
+  quarantineOf(runId: string): QuarantineInfo | undefined {
+    return this.quarantined.get(runId);
+  }
+
+  /** Opens (or finds cached) a run and pins it; the caller must `release` it. */
+  async load(runId: string): Promise<LoadResult> {
+    const entry = this.index.get(runId);
+    if (!entry) return { kind: 'missing' };
+    const q = this.quarantined.get(runId);
+    if (q) return { kind: 'quarantined', runId, createdAt: entry.createdAt, quarantine: q };
+    let run = this.cache.get(runId);
+    if (run?.journal.broken) {
+      this.evict(run);
+      run = undefined;
+    }
+    if (!run) {
+      try {
+        const opened = await openRunFiles(
+          runId,
+          runPaths(this.opts.dataDir, runId),
+          this.opts.integrityKey,
+          this.opts.trustPin,
+        );
+        run = opened.run;
+        if (opened.truncatedBytes > 0)
+          this.log(`run ${runId}: truncated ${opened.truncatedBytes} torn bytes`);
+        if (opened.snapshotStale) this.snapshotLater(run);
+      } catch (err) {
+        if (!(err instanceof RunIntegrityError)) throw err;
+        const quarantine = this.quarantine(runId, err.message);
+        return { kind: 'quarantined', runId, createdAt: entry.createdAt, quarantine };
+      }
+      this.cache.set(runId, run);
+      this.trimCache();
+    } else {
+      this.cache.delete(runId);
+      this.cache.set(runId, run);
+    }
+    run.pins++;
+    return { kind: 'open', run };
+  }
+
+  release(run: OpenRun): void {
+    run.pins--;
+    this.trimCache();
+  }
+
+  async create(config: RunConfig): Promise<OpenRun> {
+    const paths = runPaths(this.opts.dataDir, config.runId);
+    await createRunFiles(this.opts.dataDir, paths, this.opts.integrityKey, config);
+    this.addToIndex({ runId: config.runId, createdAt: config.createdAt });
+    const journal = await JournalWriter.open(this.opts.integrityKey, config.runId, paths.journal, EMPTY_SCAN);
+    const run: OpenRun = {
+      runId: config.runId,
+      paths,
+      config,
+      state: emptyState(config.runId, config.createdAt),
+      journal,
+      ids: new Map(),
+      sinceSnapshot: 0,
+      pins: 1,
+    };
+    this.cache.set(config.runId, run);
+    this.trimCache();
+    return run;
+  }
+
+  /** Rewrites the sealed config; allowed only before the first journal append (write-once fields). */
+  async sealConfig(run: OpenRun, config: RunConfig): Promise<void> {
+    if (run.journal.count > 0) throw new Error('run-config.json is immutable after the first append');
+    await writeConfig(run.paths.config, this.opts.integrityKey, config);
+    run.config = config;
+  }
+
+  /** Appends one event; the state changes now, the promise settles when the record is durable. */
+  append(
+    run: OpenRun,
+    event: StoredEvent,
+    claim: ArtifactClaim | null,
+  ): { entry: JournalEntry; durable: Promise<void> } {
+    const result = run.journal.append(event, claim);
+    applyEntry(run.state, result.entry);
+    run.ids.set(event.id, result.entry.seq);
+    if (++run.sinceSnapshot >= SNAPSHOT_EVERY) this.snapshotLater(run);
+    return result;
+  }
+
+  read(run: OpenRun, from: number, to: number): Promise<JournalEntry[]> {
+    return run.journal.read(from, to);
+  }
+
+  /** Writes the snapshot for the current prefix once that prefix is durable (never ahead of it). */
+  private snapshotLater(run: OpenRun): void {
+    run.sinceSnapshot = 0;
+    const snap = {
+      schema: 'harness.snapshot.v1' as const,
+      runId: run.runId,
+      count: run.journal.count,
+      headMac: run.journal.headMac,
+      state: structuredClone(run.state),
+    };
+    const task = run.journal
+      .idle()
+      .then(() => {
+        if (run.journal.broken) return;
+        return writeSnapshot(run.paths.snapshot, this.opts.integrityKey, snap);
+      })
+      .catch((err: Error) => this.log(`run ${run.runId}: snapshot write failed: ${err.message}`))
+      .finally(() => this.background.delete(task));
+    this.background.add(task);
+  }
+
+  private trimCache(): void {
+    if (this.cache.size <= this.cacheSize) return;
+    for (const run of this.cache.values()) {
+      if (this.cache.size <= this.cacheSize) break;
+      if (run.pins === 0) this.evict(run);
+    }
+  }
+
+  private evict(run: OpenRun): void {
+    this.cache.delete(run.runId);
+    if (run.sinceSnapshot > 0 && !run.journal.broken) this.snapshotLater(run);
+    const closing = Promise.all([...this.background])
+      .then(() => run.journal.close())
+      .catch(() => {});
+    this.background.add(closing);
+    void closing.finally(() => this.background.delete(closing));
+  }
+
+  /** Flushes snapshots and closes every open journal (graceful shutdown). */
+  async close(): Promise<void> {
+    for (const run of [...this.cache.values()]) this.evict(run);
+    while (this.background.size > 0) await Promise.all([...this.background]);
+  }
+}
+
+/** The run ID a damaged config claims, trusted only if it hashes to the directory name. */
+async function claimedRunId(configPath: string, dir: string): Promise<string> {
+  try {
+    const raw = JSON.parse(await readFile(configPath, 'utf8')) as { runId?: unknown };
+    if (
+      typeof raw.runId === 'string' &&
+      isCanonicalRunId(raw.runId) &&
+      `run-${sha256Hex(raw.runId)}` === dir
+    ) {
+      return raw.runId;
+    }
+  } catch {
+    // fall through: the directory name is the only trustworthy identity left
+  }
+  return dir;
+}

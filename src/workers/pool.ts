@@ -1,0 +1,48 @@
+import { availableParallelism } from 'node:os';
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import { INLINE_HASH_MAX_BYTES } from '../contract/index.js';
+import type { DescriptorHasher, OpenedArtifact } from '../validators/artifact-root.js';
+import { inlineHasher } from '../validators/artifact-root.js';
+import type { HashResult, WorkerTask } from './tasks.js';
+
+/**
+ * The main-thread side of the worker pool. The worker file is resolved with the caller's own
+ * extension so the same code runs from dist/*.js and from .ts sources under a loader.
+ */
+const self = fileURLToPath(import.meta.url);
+const workerFile = new URL(`./tasks${extname(self)}`, import.meta.url).href;
+
+export class HashPool {
+  readonly pool: Piscina;
+
+  constructor(threads: number = Math.min(4, availableParallelism())) {
+    this.pool = new Piscina({
+      filename: workerFile,
+      minThreads: 1,
+      maxThreads: threads,
+      idleTimeout: 30_000,
+    });
+  }
+
+  async hashFds(fds: number[]): Promise<HashResult[]> {
+    return (await this.pool.run({ op: 'hash', fds } satisfies WorkerTask)) as HashResult[];
+  }
+
+  /** Small files are hashed inline (a thread hop costs more than the hash); large ones in the pool. */
+  readonly hasher: DescriptorHasher = async (opened: OpenedArtifact) => {
+    if (opened.size <= INLINE_HASH_MAX_BYTES) return inlineHasher(opened);
+    const [result] = await this.hashFds([opened.handle.fd]);
+    if (!result?.ok) throw new Error(`hashing failed: ${result ? result.message : 'no result'}`);
+    return result.sha256;
+  };
+
+  get figures(): { threads: number; queued: number; completed: number } {
+    return { threads: this.pool.threads.length, queued: this.pool.queueSize, completed: this.pool.completed };
+  }
+
+  close(): Promise<void> {
+    return this.pool.destroy();
+  }
+}

@@ -1,0 +1,127 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { type RunningBridge, type StartOptions, startBridge } from '../../src/server/start.js';
+import { trustStoreDigest } from '../../src/server/trust-pin.js';
+import { runPaths } from '../../src/storage/paths.js';
+
+export interface TestEnv {
+  dir: string;
+  repo: string;
+  dataDir: string;
+  artifactRoot: string;
+  env: Record<string, string>;
+}
+
+export const secret = () => randomBytes(32).toString('base64url');
+
+/** A committed trust store in a fresh git repository, and the pin that matches it. */
+export async function makeTrustRepo(
+  repo: string,
+  store: object = { schema: 'harness.review-trust.v1', keys: [] },
+): Promise<string> {
+  await mkdir(join(repo, 'controls'), { recursive: true });
+  const text = `${JSON.stringify(store, null, 2)}\n`;
+  await writeFile(join(repo, 'controls', 'review-trust.v1.json'), text);
+  const git = (...args: string[]) =>
+    execa(
+      'git',
+      ['-c', 'user.name=t', '-c', 'user.email=t@localhost', '-c', 'commit.gpgsign=false', ...args],
+      { cwd: repo },
+    );
+  await git('init', '-q');
+  await git('add', '.');
+  await git('commit', '-q', '-m', 'trust store');
+  return trustStoreDigest(text);
+}
+
+export async function makeTestEnv(): Promise<TestEnv> {
+  const dir = await mkdtemp(join(tmpdir(), 'harness-test-'));
+  const repo = join(dir, 'repo');
+  const dataDir = join(dir, 'data');
+  const artifactRoot = join(dir, 'artifacts');
+  await mkdir(artifactRoot, { recursive: true });
+  const pin = await makeTrustRepo(repo);
+  return {
+    dir,
+    repo,
+    dataDir,
+    artifactRoot,
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      HOME: dir,
+      HARNESS_BRIDGE_INTEGRITY_KEY: secret(),
+      HARNESS_BRIDGE_ACCESS_TOKEN: secret(),
+      HARNESS_HUMAN_APPROVAL_TOKEN: secret(),
+      HARNESS_REVIEW_TRUST_SHA256: pin,
+      HARNESS_REPO_ROOT: repo,
+      HARNESS_DATA_DIR: dataDir,
+      HARNESS_BRIDGE_PORT: '0',
+      HARNESS_WORKERS: '1',
+    },
+  };
+}
+
+export interface TestBridge extends RunningBridge {
+  t: TestEnv;
+  /** JSON request with the access token unless `token: null`. */
+  req: (
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+    token?: string | null,
+  ) => Promise<{ status: number; body: Record<string, any>; headers: Headers }>;
+  journal: (runId: string) => Promise<Buffer>;
+}
+
+export async function startTestBridge(
+  t?: TestEnv,
+  opts: Omit<StartOptions, 'env'> = {},
+): Promise<TestBridge> {
+  const te = t ?? (await makeTestEnv());
+  const bridge = await startBridge({ ...opts, env: te.env });
+  const req: TestBridge['req'] = async (method, path, body, headers = {}, token) => {
+    const h: Record<string, string> = { ...headers };
+    const tok = token === undefined ? te.env['HARNESS_BRIDGE_ACCESS_TOKEN'] : token;
+    if (tok !== null && tok !== undefined) h['x-harness-bridge-token'] = tok;
+    if (body !== undefined && h['content-type'] === undefined) h['content-type'] = 'application/json';
+    const res = await fetch(bridge.url + path, {
+      method,
+      headers: h,
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    let parsed: Record<string, any>;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = { raw: text };
+    }
+    return { status: res.status, body: parsed, headers: res.headers };
+  };
+  const journal = (runId: string) =>
+    readFile(runPaths(te.dataDir, runId).journal).catch(() => Buffer.alloc(0));
+  return { ...bridge, t: te, req, journal };
+}
+
+export async function cleanup(b: TestBridge): Promise<void> {
+  await b.close();
+  await rm(b.t.dir, { recursive: true, force: true });
+}
+
+/** A minimal valid live event; override fields per test. */
+export function ev(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    type: 'node.entered',
+    actor: 'runtime-a',
+    runMode: 'live',
+    eventSource: 'api',
+    nodeId: 'intake',
+    message: 'm',
+    status: 'ok',
+    ...over,
+  };
+}
