@@ -28,7 +28,7 @@ const CREDENTIALS = [
 export function isLoopbackHost(host: string): boolean {
   if (host === 'localhost' || host === '::1' || host === '[::1]') return true;
   const m = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
-  return m !== null && m.slice(1).every((o) => Number(o) <= 255);
+  return m?.slice(1).every((o) => Number(o) <= 255) ?? false;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {

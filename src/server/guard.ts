@@ -36,7 +36,7 @@ export function checkBrowserHeaders(req: FastifyRequest, port: number): void {
       url = null;
     }
     const originHost = url?.hostname.replace(/^\[|\]$/g, '') ?? '';
-    if (!url || url.protocol !== 'http:' || !isLoopbackHost(originHost)) {
+    if (url?.protocol !== 'http:' || !isLoopbackHost(originHost)) {
       throw new BridgeError('origin_not_allowed', 'cross-site requests are not allowed');
     }
   }
