@@ -1,0 +1,125 @@
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import type { FinishLineEnv, RunFacts } from './facts.js';
+import type { FinishLineResult } from './finish-line.js';
+
+/**
+ * Runs the finish-line validators as children of the bridge's own installed code (SPEC
+ * Authentication rule 6, CONTRACT section 6). Threats: a credential leaking into code that reads
+ * agent-written artifacts (the child gets `extendEnv: false` and an explicit minimal environment;
+ * the three credential names and any value equal to a credential are dropped even if a caller
+ * passes them), a hung or crashing validator (a deadline; a crash or unparsable output is a
+ * problem, never a pass) and a burst of completions (at most `concurrency` children at once).
+ */
+export const CREDENTIAL_NAMES = [
+  'HARNESS_BRIDGE_INTEGRITY_KEY',
+  'HARNESS_BRIDGE_ACCESS_TOKEN',
+  'HARNESS_HUMAN_APPROVAL_TOKEN',
+] as const;
+export const TIMEOUT_PROBLEM = 'finish-line validators timed out';
+const OUTPUT_MAX_BYTES = 8 * 1024 * 1024;
+
+export interface GateOptions {
+  concurrency: number;
+  deadlineMs: number;
+  childEnv?: Record<string, string>;
+}
+
+/** The child entry beside this file, in the same flavour (.js from dist, .ts under a loader). */
+function childCommand(): { file: string; args: string[] } {
+  const self = fileURLToPath(import.meta.url);
+  const ext = self.endsWith('.ts') ? '.ts' : '.js';
+  const child = fileURLToPath(new URL(`./child${ext}`, import.meta.url));
+  // From TypeScript sources (tests) the child needs the same module loader; from dist none.
+  const loaders =
+    ext === '.ts' ? process.execArgv.filter((a) => /^--(import|loader|experimental-loader)=/.test(a)) : [];
+  return { file: process.execPath, args: [...loaders, child] };
+}
+
+/** The child's whole environment: PATH, HOME, LANG and the caller's extras, never a credential. */
+export function childEnvironment(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of ['PATH', 'HOME', 'LANG'] as const) {
+    const v = process.env[name];
+    if (v !== undefined) env[name] = v;
+  }
+  Object.assign(env, extra);
+  const secretValues = new Set(
+    CREDENTIAL_NAMES.map((n) => process.env[n]).filter((v): v is string => typeof v === 'string' && v !== ''),
+  );
+  for (const name of Object.keys(env)) {
+    if ((CREDENTIAL_NAMES as readonly string[]).includes(name) || secretValues.has(env[name]!))
+      delete env[name];
+  }
+  return env;
+}
+
+function semaphore(limit: number) {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(task: () => Promise<T>): Promise<T> => {
+    if (active >= limit) await new Promise<void>((r) => waiting.push(r));
+    active++;
+    try {
+      return await task();
+    } finally {
+      active--;
+      waiting.shift()?.();
+    }
+  };
+}
+
+async function spawnChild(input: string, extraArgs: string[], opts: GateOptions) {
+  const { file, args } = childCommand();
+  return execa(file, [...args, ...extraArgs], {
+    input,
+    extendEnv: false,
+    env: childEnvironment(opts.childEnv),
+    timeout: opts.deadlineMs,
+    forceKillAfterDelay: 1000,
+    maxBuffer: OUTPUT_MAX_BYTES,
+    reject: false,
+    stripFinalNewline: false,
+  });
+}
+
+export function createFinishLineGate(opts: GateOptions) {
+  if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1)
+    throw new RangeError('concurrency must be >= 1');
+  if (!Number.isInteger(opts.deadlineMs) || opts.deadlineMs < 1)
+    throw new RangeError('deadlineMs must be >= 1');
+  const limit = semaphore(opts.concurrency);
+  return (facts: RunFacts, env: FinishLineEnv): Promise<string[]> =>
+    limit(async () => {
+      const request = JSON.stringify({
+        facts,
+        env: { realRoot: env.realRoot, repoRoot: env.repoRoot, trustPin: env.trustPin },
+      });
+      const r = await spawnChild(request, [], opts);
+      if (r.timedOut) return [TIMEOUT_PROBLEM];
+      if (r.exitCode !== 0)
+        return [`finish-line validators crashed (exit ${r.exitCode ?? r.signal ?? 'unknown'})`];
+      return parseResult(r.stdout);
+    });
+}
+
+export function parseResult(stdout: unknown): string[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(String(stdout));
+  } catch {
+    return ['finish-line validators returned unparsable output'];
+  }
+  const r = parsed as Partial<FinishLineResult> & { ok?: unknown };
+  if (r?.ok !== true || !Array.isArray(r.problems) || !r.problems.every((p) => typeof p === 'string')) {
+    return ['finish-line validators returned unparsable output'];
+  }
+  return r.problems;
+}
+
+/** Test probe: the names of the environment variables a validator child actually receives. */
+export async function probeChildEnvironment(opts: GateOptions): Promise<string[]> {
+  const r = await spawnChild('', ['--report-environment'], opts);
+  const parsed = JSON.parse(String(r.stdout)) as { environmentNames: string[] };
+  return parsed.environmentNames;
+}
