@@ -270,3 +270,28 @@ export async function buildFixture(
   };
   return fixture;
 }
+
+/** Names of the rules that reported problems. */
+export function failing(result: FinishLineResult): string[] {
+  return result.rules.filter((r) => r.problems.length > 0).map((r) => r.name);
+}
+
+/**
+ * Asserts that `rule` failed with a problem carrying its `<rule>: ` prefix and the stable
+ * `fragment`, and (when `only`) that no other rule failed: a single-field mutation trips one rule.
+ */
+export async function expectRule(
+  t: { ok(v: unknown, m?: string): void; same(a: unknown, b: unknown, m?: string): void },
+  f: Fixture,
+  rule: string,
+  fragment: string,
+  only = true,
+): Promise<void> {
+  const result = await f.run();
+  const problems = result.rules.find((r) => r.name === rule)?.problems ?? [];
+  t.ok(
+    problems.some((p) => p.startsWith(`${rule}: `) && p.includes(fragment)),
+    `${rule} reports "${fragment}" (got ${JSON.stringify(result.problems)})`,
+  );
+  if (only) t.same(failing(result), [rule], 'only that rule fails');
+}
