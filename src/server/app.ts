@@ -20,7 +20,7 @@ export interface AppOptions {
 export async function buildApp(ctx: BridgeContext, opts: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: opts.logger ?? false,
-    maxParamLength: 256,
+    routerOptions: { maxParamLength: 256 },
     bodyLimit: Math.max(EVENT_MAX_BYTES, CREATE_RUN_MAX_BYTES),
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',

@@ -1,0 +1,53 @@
+import { readFile } from 'node:fs/promises';
+import t from 'tap';
+import { ERROR_CODES } from '../src/contract/errors.js';
+import { openApiDocument, publishedSchemas, stableJson } from '../src/server/openapi.js';
+
+t.test('docs/openapi.json is what the routes generate', async (t) => {
+  const committed = await readFile('docs/openapi.json', 'utf8');
+  t.equal(committed, stableJson(await openApiDocument()), 'run `npm run docs:api` after changing a route');
+});
+
+t.test('the published request schemas match src/contract', async (t) => {
+  for (const [name, schema] of Object.entries(publishedSchemas())) {
+    t.equal(await readFile(`docs/schema/${name}`, 'utf8'), stableJson(schema), name);
+  }
+});
+
+t.test('every error code has a 4xx/5xx status and a row in docs/api.md', async (t) => {
+  const doc = await readFile('docs/api.md', 'utf8');
+  for (const [code, { status }] of Object.entries(ERROR_CODES)) {
+    t.ok(status >= 400 && status < 600, `${code} status`);
+    t.ok(doc.includes(`| ${status} | \`${code}\` |`), `${code} is documented with status ${status}`);
+  }
+});
+
+t.test('the registry holds exactly the codes of CONTRACT section 3 plus internal_error', async (t) => {
+  t.same(Object.keys(ERROR_CODES).sort(), [
+    'adapter_policy_violation',
+    'artifact_verification_failed',
+    'bridge_auth_required',
+    'bridge_busy',
+    'client_supplied_human_token_rejected',
+    'event_contract_violation',
+    'event_id_conflict',
+    'event_state_violation',
+    'finish_line_blocked',
+    'host_not_allowed',
+    'human_approval_required',
+    'internal_error',
+    'invalid_json',
+    'invalid_query',
+    'invalid_run_id',
+    'not_found',
+    'origin_not_allowed',
+    'payload_too_large',
+    'run_already_exists',
+    'run_closed',
+    'run_creation_contract_violation',
+    'run_history_full',
+    'run_not_found',
+    'run_quarantined',
+    'unsupported_media_type',
+  ]);
+});
