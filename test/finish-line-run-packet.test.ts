@@ -1,0 +1,99 @@
+import { unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import { claimArtifact } from '../src/validators/artifact-root.js';
+import { buildFixture, expectRule } from './helpers/finish-line-fixture.js';
+
+t.test('known-good v3 packet passes', async (t) => {
+  const f = await buildFixture(t);
+  t.same(await f.rule('run-packet'), []);
+});
+
+t.test('run-packet: v2 never completes', async (t) => {
+  const f = await buildFixture(t, { commissioned: true, corrective: false });
+  await f.write('run/packet.json', { schema: 'harness.run-packet.v2', runId: f.runId });
+  await expectRule(t, f, 'run-packet', 'historical evidence only');
+});
+
+t.test('run-packet: missing packet fails a commissioned run', async (t) => {
+  const f = await buildFixture(t, { commissioned: true, corrective: false });
+  await unlink(join(f.root, 'run/packet.json'));
+  await expectRule(t, f, 'run-packet', 'run/packet.json is missing');
+});
+
+const mutations: [string, (p: any) => void, string][] = [
+  [
+    'roles differing from the signed roster',
+    (p) => (p.roles.scout.actorId = 'someone'),
+    'role provenance differs',
+  ],
+  ['a stale review hash', (p) => (p.review.sha256 = '0'.repeat(64)), 'binds an earlier review'],
+  ['another review path', (p) => (p.review.path = 'review/other.json'), 'not review/review.json'],
+  ['another routeId', (p) => (p.route.routeId = 'route-9'), 'names another routeId'],
+  ['another goalId', (p) => (p.route.goalId = 'goal-9'), 'names another goalId'],
+  ['another run', (p) => (p.runId = 'other'), 'runId other is not this run'],
+  ['a catalog resolved twice', (p) => p.catalogs.push(p.catalogs[0]), 'resolves catalog layers twice'],
+  [
+    'a semantic claim without assurance',
+    (p) =>
+      Object.assign(p, {
+        assuranceLevel: 'semantic',
+        claims: [{ id: 'c2', kind: 'semantic', statement: 's' }],
+      }),
+    'need the authoritative-assurance artifact',
+  ],
+  [
+    'a claim above the packet level',
+    (p) => p.claims.push({ id: 'c3', kind: 'authoritative', statement: 's' }),
+    'assurance level is structural',
+  ],
+  [
+    'an embedded public key',
+    (p) => (p.publicKeyPem = '-----BEGIN PUBLIC KEY-----'),
+    'self-declared reviewer trust',
+  ],
+  ['an unknown field', (p) => (p.extra = 1), 'does not validate as harness.run-packet.v3'],
+];
+for (const [name, fn, fragment] of mutations) {
+  t.test(`run-packet: ${name} fails`, async (t) => {
+    const f = await buildFixture(t);
+    await f.repack(fn);
+    await expectRule(t, f, 'run-packet', fragment, false);
+  });
+}
+
+t.test('run-packet: semantic claims pass with a covering authoritative-assurance artifact', async (t) => {
+  const f = await buildFixture(t);
+  const assurance = {
+    schema: 'harness.authoritative-assurance.v1',
+    runId: f.runId,
+    generatedAt: '2025-01-01T00:00:00Z',
+    authority: 'domain owner',
+    level: 'semantic',
+    claimIds: ['c2'],
+  };
+  await f.write('assurance/authoritative.json', assurance);
+  await f.resign();
+  const ref = {
+    path: 'assurance/authoritative.json',
+    sha256: (await claimArtifact(f.root, 'assurance/authoritative.json')).sha256,
+  };
+  const semantic = (p: any) =>
+    Object.assign(p, {
+      assuranceLevel: 'semantic',
+      authoritativeAssurance: ref,
+      claims: [{ id: 'c2', kind: 'semantic', statement: 's' }],
+    });
+  await f.repack(semantic);
+  t.same((await f.run()).problems, []);
+  await f.repack((p) => {
+    semantic(p);
+    p.claims.push({ id: 'c4', kind: 'semantic', statement: 'uncovered' });
+  });
+  await expectRule(t, f, 'run-packet', 'claim c4 is not covered');
+  await f.repack((p) => {
+    semantic(p);
+    p.authoritativeAssurance = { ...ref, sha256: '0'.repeat(64) };
+  });
+  await expectRule(t, f, 'run-packet', 'changed after packing');
+});
