@@ -42,33 +42,35 @@ export function Approvals({ runId, approvals }: { runId: string; approvals: Appr
         </ul>
       )}
       {decided.length > 0 && (
-        <table class="decided">
-          <caption>Decided approvals</caption>
-          <thead>
-            <tr>
-              <th scope="col">Node</th>
-              <th scope="col">Owner</th>
-              <th scope="col">Scope</th>
-              <th scope="col">Decision</th>
-              <th scope="col">Requested</th>
-              <th scope="col">Decided</th>
-            </tr>
-          </thead>
-          <tbody>
-            {decided.map((a) => (
-              <tr key={`${a.nodeId}|${a.owner}|${a.scope}|${a.requestedSeq}`}>
-                <td>{a.nodeId}</td>
-                <td>{a.owner}</td>
-                <td>{a.scope}</td>
-                <td>
-                  <span class={`badge s-${a.status}`}>{label(a.status)}</span>
-                </td>
-                <td>{formatTime(a.requestedAt)}</td>
-                <td>{formatTime(a.decidedAt)}</td>
+        <div class="table-wrap">
+          <table class="decided">
+            <caption>Decided approvals</caption>
+            <thead>
+              <tr>
+                <th scope="col">Node</th>
+                <th scope="col">Owner</th>
+                <th scope="col">Scope</th>
+                <th scope="col">Decision</th>
+                <th scope="col">Requested</th>
+                <th scope="col">Decided</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {decided.map((a) => (
+                <tr key={`${a.nodeId}|${a.owner}|${a.scope}|${a.requestedSeq}`}>
+                  <td>{a.nodeId}</td>
+                  <td>{a.owner}</td>
+                  <td>{a.scope}</td>
+                  <td>
+                    <span class={`badge s-${a.status}`}>{label(a.status)}</span>
+                  </td>
+                  <td>{formatTime(a.requestedAt)}</td>
+                  <td>{formatTime(a.decidedAt)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
     </section>
   );

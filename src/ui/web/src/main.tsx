@@ -4,6 +4,7 @@ import { useRoute } from './hooks.js';
 import { RunPage } from './RunPage.js';
 import { RunsList } from './RunsList.js';
 import './styles.css';
+import './run.css';
 
 function App() {
   const route = useRoute();
