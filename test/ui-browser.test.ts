@@ -193,10 +193,7 @@ t.test('polling runs every 2 s, pauses while hidden, and fits a narrow window', 
   await page.setViewportSize({ width: 420, height: 900 });
   for (const path of ['/', `/#/runs/${LIVE_RUN}`]) {
     await page.goto(`${ui.origin}${path}`);
-    await page.locator('main h1').waitFor();
-    await page.screenshot({
-      fullPage: true,
-    });
+    await page.locator(path === '/' ? 'table.runs' : '.lane').waitFor();
     const overflow = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
     t.equal(overflow, 0, `no sideways scroll at 420 px on ${path}`);
   }
