@@ -15,7 +15,8 @@ import {
 } from './run-files.js';
 import { writeSnapshot } from './snapshot.js';
 
-const EMPTY_SCAN: ScanResult = { entries: [], offsets: [], macs: [], size: 0, truncatedBytes: 0 };
+/** A fresh empty scan per new run: the writer owns and grows its `offsets` array. */
+const emptyScan = (): ScanResult => ({ entries: [], offsets: [], macs: [], size: 0, truncatedBytes: 0 });
 
 export interface QuarantineInfo {
   reasons: string[];
@@ -162,7 +163,12 @@ export class RunStore {
     const paths = runPaths(this.opts.dataDir, config.runId);
     await createRunFiles(this.opts.dataDir, paths, this.opts.integrityKey, config);
     this.addToIndex({ runId: config.runId, createdAt: config.createdAt });
-    const journal = await JournalWriter.open(this.opts.integrityKey, config.runId, paths.journal, EMPTY_SCAN);
+    const journal = await JournalWriter.open(
+      this.opts.integrityKey,
+      config.runId,
+      paths.journal,
+      emptyScan(),
+    );
     const run: OpenRun = {
       runId: config.runId,
       paths,
