@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { registerBridge } from './bridge.js';
 import { registerEmit } from './emit.js';
 import { registerInit } from './init.js';
+import { registerMcp } from './mcp.js';
 import { registerStart } from './start.js';
 import { registerUi } from './ui.js';
 
@@ -10,6 +11,7 @@ export function registerCommands(program: Command): void {
   registerBridge(program);
   registerEmit(program);
   registerInit(program);
+  registerMcp(program);
   registerStart(program);
   registerUi(program);
 }

@@ -1,0 +1,23 @@
+import type { Command } from 'commander';
+import { bridgeUrl, refuseCredentials, requireEnv } from './env.js';
+
+/**
+ * `harness mcp`: the stdio tool server (CONTRACT section 8). It holds the access token only: with
+ * the integrity key or the human approval token in its environment it refuses to start (one line,
+ * exit 2), so an agent that configures it can never mint approvals or forge run state. stdout is
+ * the protocol channel: nothing else is ever written to it.
+ */
+export function registerMcp(program: Command): void {
+  program
+    .command('mcp')
+    .description(
+      'serve the harness.* tools over stdio for an MCP client (token from HARNESS_BRIDGE_ACCESS_TOKEN)',
+    )
+    .action(async () => {
+      refuseCredentials(['HARNESS_BRIDGE_INTEGRITY_KEY', 'HARNESS_HUMAN_APPROVAL_TOKEN'], 'harness mcp');
+      const token = requireEnv('HARNESS_BRIDGE_ACCESS_TOKEN');
+      bridgeUrl(process.env);
+      const { serveMcp } = await import('../mcp/server.js');
+      await serveMcp(token);
+    });
+}

@@ -1,0 +1,76 @@
+import type { RunViewT } from '../contract/index.js';
+import { claimArtifact } from '../validators/artifact-root.js';
+import type { ToolDefinition } from './context.js';
+import { failure, success } from './result.js';
+import { factsFromView } from './run-facts.js';
+import { confirmedRoot, fetchRunView } from './run-root.js';
+import { FinishLineCheckInput } from './schemas.js';
+
+/**
+ * Required artifacts whose bytes no longer match their verified claim: the bridge's gate
+ * re-hashes them and refuses the completion, so the check says so first (same wording).
+ */
+async function drifted(view: RunViewT, realRoot: string): Promise<string[]> {
+  const problems: string[] = [];
+  for (const node of view.nodes) {
+    if (!node.required || node.state === 'skipped' || node.artifact === null) continue;
+    const claim = view.artifacts.find((a) => a.path === node.artifact);
+    if (!claim) continue;
+    try {
+      const now = await claimArtifact(realRoot, claim.path);
+      if (now.sha256 !== claim.sha256) problems.push(`artifact ${claim.path} changed since it was verified`);
+    } catch (err) {
+      problems.push(`artifact ${claim.path} cannot be re-verified: ${(err as Error).message}`);
+    }
+  }
+  return problems;
+}
+
+export const finishLineCheck: ToolDefinition = {
+  name: 'harness.finish_line_check',
+  description:
+    "List every problem that would block run.completed, without completing: the bridge's completion preview (required nodes passed or skipped with a reason, required artifacts verified, no pending approval, self-heal resolved), drift of verified artifacts, and the finish-line content validators run locally on the artifact root (proof.json as harness.proof.v1, production/layer-assessment.json covering all 13 layers, corrective-work RCA chain, and on commissioned runs review, packet, waivers). ready true means run.completed should be accepted.",
+  inputSchema: FinishLineCheckInput,
+  async run(session, args) {
+    const runId = String(args['runId']);
+    const fetched = await fetchRunView(session, runId);
+    if (!fetched.ok) return fetched.result;
+    const view = fetched.value;
+    if (view.status === 'completed') {
+      return success({ runId, status: view.status, ready: true, completed: true, problems: [] });
+    }
+    if (view.status === 'quarantined') {
+      return failure('run_quarantined', 'the run is quarantined', view.quarantine?.reasons ?? []);
+    }
+    let realRoot: string | null = null;
+    if (view.artifactRootSet) {
+      const root = await confirmedRoot(
+        session,
+        runId,
+        typeof args['artifactRoot'] === 'string' ? args['artifactRoot'] : undefined,
+      );
+      if (!root.ok) return root.result;
+      realRoot = root.value;
+    }
+    const facts = factsFromView(view, realRoot);
+    const validators = await session.finishLine(facts, {
+      realRoot,
+      repoRoot: await session.bridgeRepoRoot(),
+      trustPin: view.trustPin,
+    });
+    const bridgeProblems = view.completionPreview.problems;
+    const driftProblems = realRoot === null ? [] : await drifted(view, realRoot);
+    const problems = [...new Set([...bridgeProblems, ...driftProblems, ...validators])];
+    return success({
+      runId,
+      status: view.status,
+      ready: problems.length === 0,
+      completed: false,
+      problems,
+      bridgeProblems,
+      validatorProblems: [...new Set([...driftProblems, ...validators])].filter(
+        (p) => !bridgeProblems.includes(p),
+      ),
+    });
+  },
+};
