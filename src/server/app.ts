@@ -5,6 +5,7 @@ import { BRIDGE_VERSION, CREATE_RUN_MAX_BYTES, EVENT_MAX_BYTES, SERVICE } from '
 import type { BridgeContext } from './context.js';
 import { checkBrowserHeaders, requireAccessToken, requireJson } from './guard.js';
 import { installErrorHandlers } from './http-errors.js';
+import { strictQuery } from './query.js';
 import { registerEventRoute } from './routes/events.js';
 import { registerHealthRoute } from './routes/health.js';
 import { registerRunRoutes } from './routes/runs.js';
@@ -47,7 +48,11 @@ export async function buildApp(ctx: BridgeContext, opts: AppOptions = {}): Promi
     const isHealth = req.routeOptions.url === '/health';
     if (!isHealth || req.headers['x-harness-bridge-token'] !== undefined)
       requireAccessToken(req, ctx.env.accessToken);
-    if (req.method === 'POST') requireJson(req);
+    if (req.method === 'POST') {
+      requireJson(req);
+      // Writes take no query parameters: an unknown one fails closed (SPEC Endpoints 5).
+      strictQuery(req.url, {});
+    }
   });
   registerHealthRoute(app, ctx);
   registerRunRoutes(app, ctx);
