@@ -10,11 +10,22 @@ export interface ArtifactClaim {
   mtimeMs: number;
 }
 
+/**
+ * What an accepted `run.completed` seals into its journal record, so later reads can tell drift:
+ * the digests the gate verified and the runtime that judged them.
+ */
+export interface CompletionSeal {
+  artifacts: Record<string, string>;
+  adapterSha256: string | null;
+  validatorDigest: string;
+}
+
 /** One journal entry as the domain sees it (the MAC chain is storage's business). */
 export interface JournalEntry {
   seq: number;
   event: StoredEvent;
   claim: ArtifactClaim | null;
+  seal?: CompletionSeal | null;
 }
 
 export interface NodeRecord {
@@ -67,6 +78,7 @@ export interface RunState {
   selfHeal: SelfHealRecord;
   lastBlocked: { seq: number; problems: string[] } | null;
   completedSeq: number | null;
+  completionSeal: CompletionSeal | null;
 }
 
 export function emptyState(runId: string, createdAt: string): RunState {
@@ -88,6 +100,7 @@ export function emptyState(runId: string, createdAt: string): RunState {
     selfHeal: { detectedSeq: null, resolvedSeq: null, resolution: null },
     lastBlocked: null,
     completedSeq: null,
+    completionSeal: null,
   };
 }
 
@@ -188,6 +201,7 @@ export function applyEntry(state: RunState, entry: JournalEntry): void {
     case 'run.completed':
       state.status = 'completed';
       state.completedSeq = seq;
+      state.completionSeal = entry.seal ?? null;
       break;
     default:
       if (state.status === 'blocked') state.status = 'running';

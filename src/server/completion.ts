@@ -52,7 +52,10 @@ export function previewProblems(run: OpenRun): string[] {
  * re-hashed before and after the validator sequence, and any change in between rejects the
  * completion even if every validator passed on the bytes it saw.
  */
-export async function completionGate(ctx: BridgeContext, run: OpenRun): Promise<string[]> {
+export async function completionGate(
+  ctx: BridgeContext,
+  run: OpenRun,
+): Promise<{ problems: string[]; digests: Map<string, string> }> {
   const facts = factsOf(run);
   const problems = structuralProblems(facts);
   const before = await rehashRequired(ctx, run);
@@ -71,5 +74,5 @@ export async function completionGate(ctx: BridgeContext, run: OpenRun): Promise<
     if (after.digests.get(path) !== digest)
       problems.push(`artifact ${path} changed during the finish-line checks`);
   }
-  return [...new Set(problems)];
+  return { problems: [...new Set(problems)], digests: before.digests };
 }

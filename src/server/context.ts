@@ -16,4 +16,6 @@ export interface BridgeContext {
   /** Port actually bound (HARNESS_BRIDGE_PORT=0 picks one); read by the Host check. */
   port: () => number;
   cache: { executions: number; hits: number };
+  /** Finish-line verdicts of completed runs by input digest (see reverify.ts). */
+  verdicts: Map<string, string[]>;
 }

@@ -3,12 +3,24 @@ import type { FastifyRequest } from 'fastify';
 import { BridgeError } from '../contract/index.js';
 import { isLoopbackHost } from './env.js';
 
+const sha256 = (s: string) => createHash('sha256').update(s).digest();
+
+/** Digests of the expected secrets (a handful per process), so each request hashes only its own. */
+const expectedDigests = new Map<string, Buffer>();
+function expectedDigest(expected: string): Buffer {
+  let d = expectedDigests.get(expected);
+  if (d === undefined) {
+    if (expectedDigests.size >= 16) expectedDigests.clear();
+    d = sha256(expected);
+    expectedDigests.set(expected, d);
+  }
+  return d;
+}
+
 /** Compares a presented secret with the expected one in constant time (equal-length digests). */
 export function secretMatches(presented: string | string[] | undefined, expected: string): boolean {
   if (typeof presented !== 'string' || presented === '') return false;
-  const a = createHash('sha256').update(presented).digest();
-  const b = createHash('sha256').update(expected).digest();
-  return timingSafeEqual(a, b);
+  return timingSafeEqual(sha256(presented), expectedDigest(expected));
 }
 
 function hostOf(value: string): { host: string; port: string } | null {

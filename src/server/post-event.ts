@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ArtifactClaim, RunEvent, StoredEvent } from '../contract/index.js';
+import type { ArtifactClaim, CompletionSeal, RunEvent, StoredEvent } from '../contract/index.js';
 import { BridgeError, findPendingApproval, SELF_HEAL_PROPOSAL_PATH } from '../contract/index.js';
 import { macEqual, secretDigest } from '../storage/mac.js';
 import type { OpenRun } from '../storage/run-files.js';
@@ -8,6 +8,7 @@ import { completionGate } from './completion.js';
 import type { BridgeContext } from './context.js';
 import { newConfig, sealOrCompareSetup } from './create-run.js';
 import { resolveSetup } from './run-setup.js';
+import { validatorCodeDigest } from './runtime-identity.js';
 import { eventView, summaryView } from './views.js';
 
 export type PostResult =
@@ -35,13 +36,26 @@ function differingFields(stored: StoredEvent, incoming: RunEvent): string[] {
   );
 }
 
-/** Runs inside the run's queue slot: every rule that depends on the run's state (CONTRACT 4-6). */
+/** A decided event: the answer to send, once `durable` (its record's fdatasync) has resolved. */
+export interface Accepted {
+  result: PostResult;
+  durable: Promise<void>;
+}
+
+const DONE = Promise.resolve();
+
+/**
+ * Runs inside the run's queue slot: every rule that depends on the run's state (CONTRACT 4-6).
+ * It returns once the record is sealed and queued in journal order, so the next event of the run
+ * can be decided while this one's fdatasync is in flight and share the next one (group commit);
+ * the caller answers only after `durable` resolves.
+ */
 export async function postEvent(
   ctx: BridgeContext,
   runId: string,
   incoming: RunEvent,
   humanHeader: string | undefined,
-): Promise<PostResult> {
+): Promise<Accepted> {
   let loaded = await ctx.store.load(runId);
   if (loaded.kind === 'quarantined')
     throw new BridgeError('run_quarantined', 'the run is quarantined', loaded.quarantine.reasons);
@@ -56,11 +70,18 @@ export async function postEvent(
     loaded = { kind: 'open', run: await ctx.store.create(config) };
   }
   const run = loaded.run;
+  let accepted: Accepted;
   try {
-    return await accept(ctx, run, incoming, humanHeader);
-  } finally {
+    accepted = await accept(ctx, run, incoming, humanHeader);
+  } catch (err) {
     ctx.store.release(run);
+    throw err;
   }
+  // The pin outlives the slot until the record is on disk: a pinned run is never evicted, so the
+  // run is never reopened (its journal rescanned) while one of its writes is in flight.
+  const release = () => ctx.store.release(run);
+  accepted.durable.then(release, release);
+  return accepted;
 }
 
 async function accept(
@@ -68,7 +89,7 @@ async function accept(
   run: OpenRun,
   incoming: RunEvent,
   humanHeader: string | undefined,
-): Promise<PostResult> {
+): Promise<Accepted> {
   if (incoming.id !== undefined && run.ids.has(incoming.id)) {
     const seq = run.ids.get(incoming.id)!;
     const [entry] = await ctx.store.read(run, seq, seq + 1);
@@ -81,7 +102,10 @@ async function accept(
         differs.map((f) => `${f} differs`),
       );
     }
-    return { status: 200, body: { ok: true, duplicate: true, event: eventView(entry), seq } };
+    return {
+      result: { status: 200, body: { ok: true, duplicate: true, event: eventView(entry), seq } },
+      durable: DONE,
+    };
   }
   const { state: s, config } = run;
   if (s.status === 'completed')
@@ -105,6 +129,7 @@ async function accept(
   }
 
   let claim: ArtifactClaim | null = null;
+  let seal: CompletionSeal | null = null;
   switch (incoming.type) {
     case 'approval.requested':
       if (
@@ -155,16 +180,21 @@ async function accept(
       }
       break;
     case 'run.completed': {
-      const problems = await completionGate(ctx, run);
-      if (problems.length > 0) {
-        const blocked = systemBlocked(incoming, problems);
+      const gate = await completionGate(ctx, run);
+      if (gate.problems.length > 0) {
+        const blocked = systemBlocked(incoming, gate.problems);
         await ctx.store.append(run, blocked, null).durable;
         throw new BridgeError(
           'finish_line_blocked',
           'run.completed refused: the finish line does not hold',
-          problems,
+          gate.problems,
         );
       }
+      seal = {
+        artifacts: Object.fromEntries([...gate.digests].sort(([a], [b]) => a.localeCompare(b))),
+        adapterSha256: config.adapter?.sha256 ?? null,
+        validatorDigest: await validatorCodeDigest(),
+      };
       break;
     }
     default:
@@ -175,9 +205,14 @@ async function accept(
     id: incoming.id ?? randomUUID(),
     ts: incoming.ts ?? new Date().toISOString(),
   };
-  const { entry, durable } = ctx.store.append(run, event, claim);
-  await durable;
-  return { status: 201, body: { ok: true, event: eventView(entry), seq: entry.seq, run: summaryView(run) } };
+  const { entry, durable } = ctx.store.append(run, event, claim, seal);
+  return {
+    result: {
+      status: 201,
+      body: { ok: true, event: eventView(entry), seq: entry.seq, run: summaryView(run) },
+    },
+    durable,
+  };
 }
 
 async function verify(ctx: BridgeContext, run: OpenRun, path: string): Promise<ArtifactClaim> {

@@ -2,6 +2,7 @@ import type { EventPage, EventViewT, RunSummary } from '../contract/index.js';
 import { BridgeError, RESPONSE_MAX_BYTES } from '../contract/index.js';
 import { previewProblems } from './completion.js';
 import type { BridgeContext } from './context.js';
+import { reverifyCompleted } from './reverify.js';
 import { eventView, quarantinedSummary, runView, summaryView } from './views.js';
 
 export interface Page {
@@ -40,6 +41,7 @@ async function summaryOf(ctx: BridgeContext, runId: string): Promise<RunSummary>
   if (loaded.kind === 'quarantined') return quarantinedSummary(runId, loaded.createdAt, loaded.quarantine);
   try {
     await loaded.run.journal.idle();
+    await reverifyCompleted(ctx, loaded.run);
     return summaryView(loaded.run, ctx.store.quarantineOf(runId));
   } finally {
     ctx.store.release(loaded.run);
@@ -70,6 +72,7 @@ export async function getRun(ctx: BridgeContext, runId: string, limit: number, c
   const open = loaded.run;
   try {
     await open.journal.idle();
+    await reverifyCompleted(ctx, open);
     const total = open.journal.count;
     const offset = cursor === undefined ? Math.max(0, total - limit) : Math.min(cursor, total);
     const entries = await ctx.store.read(open, offset, Math.min(total, offset + limit));

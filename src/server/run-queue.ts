@@ -1,12 +1,17 @@
 import { BridgeError, GLOBAL_QUEUE_MAX, RUN_QUEUE_MAX } from '../contract/index.js';
 
+interface Slot {
+  tail: Promise<unknown>;
+  waiting: number;
+}
+
 /**
  * Serializes every read and write of one run ID while different runs proceed in parallel. Both the
  * per-run and the global number of waiting operations are bounded: past them the caller gets 503
  * `bridge_busy` at once instead of an ever-growing queue.
  */
 export class RunQueue {
-  private readonly tails = new Map<string, { tail: Promise<unknown>; waiting: number }>();
+  private readonly tails = new Map<string, Slot>();
   private total = 0;
 
   constructor(
@@ -19,29 +24,53 @@ export class RunQueue {
   }
 
   run<T>(runId: string, op: () => Promise<T>): Promise<T> {
+    const slot = this.admit(runId);
+    const result = slot.tail.then(op);
+    const settled: Promise<void> = result.then(
+      (): void => this.done(runId, slot),
+      (): void => this.done(runId, slot),
+    );
+    slot.tail = settled;
+    return result;
+  }
+
+  /**
+   * For an operation whose exclusive part ends before its whole effect: `op` resolves with
+   * `{ value, settled }` once the part that needs the run to itself is done (an append sealed and
+   * queued in journal order), and the next operation on the run may start then. `settled` (the
+   * record's fdatasync, shared with everything queued meanwhile: group commit) still counts against
+   * the bounds until it settles; the returned promise resolves with `value` only after it.
+   */
+  runThenSettle<T>(runId: string, op: () => Promise<{ value: T; settled: Promise<void> }>): Promise<T> {
+    const slot = this.admit(runId);
+    const result = slot.tail.then(op);
+    slot.tail = result.then(
+      () => {},
+      () => {},
+    );
+    const whole = result.then(({ value, settled }) => settled.then(() => value));
+    whole.then(
+      () => this.done(runId, slot),
+      () => this.done(runId, slot),
+    );
+    return whole;
+  }
+
+  private admit(runId: string): Slot {
     const slot = this.tails.get(runId) ?? { tail: Promise.resolve(), waiting: 0 };
     if (slot.waiting >= this.perRun || this.total >= this.global) {
       throw new BridgeError('bridge_busy', 'the bridge is busy; retry shortly', [], { 'retry-after': '1' });
     }
     slot.waiting++;
     this.total++;
-    const result = slot.tail.then(op);
-    const settled: Promise<void> = result.then(
-      (): void => this.done(runId, slot, settled),
-      (): void => this.done(runId, slot, settled),
-    );
-    slot.tail = settled;
     this.tails.set(runId, slot);
-    return result;
+    return slot;
   }
 
-  private done(
-    runId: string,
-    slot: { tail: Promise<unknown>; waiting: number },
-    settled: Promise<unknown>,
-  ): void {
+  private done(runId: string, slot: Slot): void {
     slot.waiting--;
     this.total--;
-    if (slot.waiting === 0 && slot.tail === settled) this.tails.delete(runId);
+    // No operation admitted to this slot is still waiting or in flight: its tail has settled.
+    if (slot.waiting === 0 && this.tails.get(runId) === slot) this.tails.delete(runId);
   }
 }

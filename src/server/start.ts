@@ -60,6 +60,7 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
     finishLine: opts.finishLine ?? opts.makeFinishLine?.(env) ?? null,
     port: () => port,
     cache: { executions: 0, hits: 0 },
+    verdicts: new Map(),
   };
   const app = await buildApp(ctx, opts.logger === undefined ? {} : { logger: opts.logger });
   try {

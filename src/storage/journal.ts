@@ -1,5 +1,5 @@
 import { type FileHandle, open } from 'node:fs/promises';
-import type { ArtifactClaim, JournalEntry, StoredEvent } from '../contract/index.js';
+import type { ArtifactClaim, CompletionSeal, JournalEntry, StoredEvent } from '../contract/index.js';
 import { JOURNAL_RECORD_MAX_BYTES } from '../contract/index.js';
 import { GENESIS, mac, macEqual } from './mac.js';
 
@@ -12,6 +12,7 @@ interface JournalRecord {
   prev: string;
   event: StoredEvent;
   claim: ArtifactClaim | null;
+  seal?: CompletionSeal | null;
   mac: string;
 }
 
@@ -20,7 +21,9 @@ export class JournalAuthError extends Error {
 }
 
 export function recordMac(key: Buffer, runId: string, r: Omit<JournalRecord, 'mac'>): string {
-  return mac(key, 'harness.journal.v1', { runId, seq: r.seq, prev: r.prev, event: r.event, claim: r.claim });
+  const body = { runId, seq: r.seq, prev: r.prev, event: r.event, claim: r.claim };
+  // The seal is MAC'd only where present, so ordinary records keep their shape.
+  return mac(key, 'harness.journal.v1', r.seal ? { ...body, seal: r.seal } : body);
 }
 
 /** Parses and authenticates one line; `expectedPrev` chains it to the record before. */
@@ -73,7 +76,7 @@ export async function scanJournal(key: Buffer, runId: string, path: string): Pro
       const nl = buf.indexOf(0x0a, offset);
       const seq = entries.length;
       const r = verifyLine(key, runId, buf.toString('utf8', offset, nl), seq, prev);
-      entries.push({ seq, event: r.event, claim: r.claim });
+      entries.push({ seq, event: r.event, claim: r.claim, seal: r.seal ?? null });
       offsets.push(offset);
       macs.push(r.mac);
       prev = r.mac;
@@ -133,10 +136,14 @@ export class JournalWriter {
   }
 
   /** Seals the next record and queues it; resolves once it is on disk. */
-  append(event: StoredEvent, claim: ArtifactClaim | null): { entry: JournalEntry; durable: Promise<void> } {
+  append(
+    event: StoredEvent,
+    claim: ArtifactClaim | null,
+    seal: CompletionSeal | null = null,
+  ): { entry: JournalEntry; durable: Promise<void> } {
     if (this.failure) throw this.failure;
     const seq = this.offsets.length;
-    const body = { seq, prev: this.head, event, claim };
+    const body = seal ? { seq, prev: this.head, event, claim, seal } : { seq, prev: this.head, event, claim };
     const recordMacHex = recordMac(this.key, this.runId, body);
     const bytes = Buffer.from(`${JSON.stringify({ ...body, mac: recordMacHex })}\n`);
     if (bytes.length > JOURNAL_RECORD_MAX_BYTES) throw new RangeError('journal record exceeds its ceiling');
@@ -145,7 +152,7 @@ export class JournalWriter {
     this.head = recordMacHex;
     const durable = new Promise<void>((resolve, reject) => this.queue.push({ bytes, resolve, reject }));
     if (!this.flushing) void this.flush();
-    return { entry: { seq, event, claim }, durable };
+    return { entry: { seq, event, claim, seal }, durable };
   }
 
   private async flush(): Promise<void> {
@@ -179,6 +186,7 @@ export class JournalWriter {
    */
   async read(from: number, to: number): Promise<JournalEntry[]> {
     await this.idle();
+    if (this.failure) throw this.failure;
     const entries: JournalEntry[] = [];
     if (from >= to) return entries;
     const start = this.offsets[from] ?? this.size;
@@ -192,7 +200,7 @@ export class JournalWriter {
       const claimedPrev: string = prev ?? ((JSON.parse(line) as { prev?: unknown }).prev as string);
       const r = verifyLine(this.key, this.runId, line, seq, claimedPrev);
       prev = r.mac;
-      entries.push({ seq, event: r.event, claim: r.claim });
+      entries.push({ seq, event: r.event, claim: r.claim, seal: r.seal ?? null });
     }
     return entries;
   }

@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import { canonicalJson } from './canonical.js';
 
 /**
  * Every MAC covers canonical (RFC 8785) bytes behind a prefix naming the record type, so a MAC
@@ -12,7 +12,7 @@ export type MacDomain =
   | 'harness.human-token.v1';
 
 export function canonicalBytes(value: unknown): string {
-  const text = canonicalize(value);
+  const text = canonicalJson(value);
   if (text === undefined) throw new Error('value has no canonical JSON form');
   return text;
 }

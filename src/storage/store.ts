@@ -1,6 +1,12 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ArtifactClaim, JournalEntry, RunConfig, StoredEvent } from '../contract/index.js';
+import type {
+  ArtifactClaim,
+  CompletionSeal,
+  JournalEntry,
+  RunConfig,
+  StoredEvent,
+} from '../contract/index.js';
 import { applyEntry, emptyState, OPEN_RUN_CACHE, SNAPSHOT_EVERY } from '../contract/index.js';
 import { JournalWriter, type ScanResult } from './journal.js';
 import { sha256Hex } from './mac.js';
@@ -196,8 +202,9 @@ export class RunStore {
     run: OpenRun,
     event: StoredEvent,
     claim: ArtifactClaim | null,
+    seal: CompletionSeal | null = null,
   ): { entry: JournalEntry; durable: Promise<void> } {
-    const result = run.journal.append(event, claim);
+    const result = run.journal.append(event, claim, seal);
     applyEntry(run.state, result.entry);
     run.ids.set(event.id, result.entry.seq);
     if (++run.sinceSnapshot >= SNAPSHOT_EVERY) this.snapshotLater(run);

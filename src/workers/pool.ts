@@ -5,7 +5,7 @@ import { Piscina } from 'piscina';
 import { INLINE_HASH_MAX_BYTES } from '../contract/index.js';
 import type { DescriptorHasher, OpenedArtifact } from '../validators/artifact-root.js';
 import { inlineHasher } from '../validators/artifact-root.js';
-import type { HashResult, WorkerTask } from './tasks.js';
+import { type HashResult, hashDescriptor, type WorkerTask } from './tasks.js';
 
 /**
  * The main-thread side of the worker pool. The worker file is resolved with the caller's own
@@ -26,8 +26,18 @@ export class HashPool {
     });
   }
 
-  async hashFds(fds: number[]): Promise<HashResult[]> {
-    return (await this.pool.run({ op: 'hash', fds } satisfies WorkerTask)) as HashResult[];
+  async hashFds(fds: number[], needles: string[] = []): Promise<HashResult[]> {
+    return (await this.pool.run({ op: 'hash', fds, needles } satisfies WorkerTask)) as HashResult[];
+  }
+
+  /** Hashes and scans for credential values in one pass (inline for small files, pooled for large). */
+  async hashAndScan(opened: OpenedArtifact, needles: string[]): Promise<{ sha256: string; leaked: boolean }> {
+    const [result] =
+      opened.size <= INLINE_HASH_MAX_BYTES
+        ? [hashDescriptor(opened.handle.fd, needles)]
+        : await this.hashFds([opened.handle.fd], needles);
+    if (!result?.ok) throw new Error(`hashing failed: ${result ? result.message : 'no result'}`);
+    return { sha256: result.sha256, leaked: result.leaked };
   }
 
   /** Small files are hashed inline (a thread hop costs more than the hash); large ones in the pool. */

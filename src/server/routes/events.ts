@@ -72,9 +72,17 @@ export function registerEventRoute(app: FastifyInstance, ctx: BridgeContext): vo
         }
       }
       const { id } = req.params as { id: string };
-      const result = await ctx.queue.run(id, () =>
-        postEvent(ctx, id, event, typeof humanHeader === 'string' ? humanHeader : undefined),
-      );
+      // The run's slot is held while the event is decided and its record queued; the answer
+      // waits for the record's fdatasync outside the slot, so queued events share one sync.
+      const result = await ctx.queue.runThenSettle(id, async () => {
+        const { result, durable } = await postEvent(
+          ctx,
+          id,
+          event,
+          typeof humanHeader === 'string' ? humanHeader : undefined,
+        );
+        return { value: result, settled: durable };
+      });
       void reply.code(result.status);
       return result.body;
     },

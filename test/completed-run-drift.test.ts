@@ -1,0 +1,77 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import { cleanup, ev, startTestBridge } from './helpers/bridge.js';
+import { complete, driveToReady } from './helpers/complete-run.js';
+
+t.test('a completed run stays completed while nothing drifts, and the verdict cache is hit', async (t) => {
+  let calls = 0;
+  const b = await startTestBridge(undefined, {
+    finishLine: async () => {
+      calls++;
+      return [];
+    },
+  });
+  t.teardown(() => cleanup(b));
+  await driveToReady(b, 'r1');
+  const done = await complete(b, 'r1');
+  t.equal(done.status, 201, JSON.stringify(done.body));
+  t.equal(calls, 1, 'the gate ran the validators once');
+  for (let i = 0; i < 3; i++) {
+    const got = await b.req('GET', '/runs/r1?eventLimit=1');
+    t.equal(got.body.run.status, 'completed');
+  }
+  t.equal(calls, 2, 'one execution for the first read, the rest from the cache');
+  const health = await b.req('GET', '/health');
+  t.same(health.body.cache, { executions: 1, hits: 2 });
+  const closed = await b.req('POST', '/runs/r1/events', ev({ nodeId: 'handoff' }));
+  t.equal(closed.body.error, 'run_closed');
+});
+
+t.test('byte drift in a required artifact quarantines the completed run', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  await driveToReady(b, 'r2');
+  t.equal((await complete(b, 'r2')).status, 201);
+  await writeFile(join(b.t.artifactRoot, 'handoff/final.md'), 'edited after completion\n');
+  const got = await b.req('GET', '/runs/r2');
+  t.equal(got.status, 200, JSON.stringify(got.body).slice(0, 300));
+  t.equal(got.body.run.status, 'quarantined');
+  t.match(got.body.run.quarantine.reasons, [/handoff\/final\.md changed after completion/]);
+  const list = await b.req('GET', '/runs');
+  t.equal(list.body.runs[0].status, 'quarantined', 'the listing agrees');
+  const before = await b.journal('r2');
+  const write = await b.req('POST', '/runs/r2/events', ev({ nodeId: 'handoff' }));
+  t.equal(write.status, 409);
+  t.equal(write.body.error, 'run_quarantined');
+  t.ok(before.equals(await b.journal('r2')), 'journal unchanged');
+});
+
+t.test('a deleted artifact or a credential written into one quarantines the run', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  await driveToReady(b, 'r3');
+  t.equal((await complete(b, 'r3')).status, 201);
+  await writeFile(join(b.t.artifactRoot, 'rca-notes.txt'), 'unreferenced files are not scanned');
+  t.equal((await b.req('GET', '/runs/r3')).body.run.status, 'completed');
+  const token = b.t.env['HARNESS_BRIDGE_ACCESS_TOKEN'];
+  await writeFile(join(b.t.artifactRoot, 'run/packet.json'), JSON.stringify({ leaked: `x${token}y` }));
+  const got = await b.req('GET', '/runs/r3');
+  t.equal(got.body.run.status, 'quarantined');
+  t.match(got.body.run.quarantine.reasons, [/run\/packet\.json contains a bridge credential value/]);
+  t.notMatch(JSON.stringify(got.body), token, 'the credential itself is never echoed');
+});
+
+t.test('the finish-line verdict failing on read quarantines the run', async (t) => {
+  let fail = false;
+  const b = await startTestBridge(undefined, {
+    finishLine: async () => (fail ? ['proof: no longer valid'] : []),
+  });
+  t.teardown(() => cleanup(b));
+  await driveToReady(b, 'r4');
+  t.equal((await complete(b, 'r4')).status, 201);
+  fail = true;
+  const got = await b.req('GET', '/runs/r4');
+  t.equal(got.body.run.status, 'quarantined');
+  t.match(got.body.run.quarantine.reasons, ['proof: no longer valid']);
+});
