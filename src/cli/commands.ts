@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { registerApprove } from './approve.js';
 import { registerBridge } from './bridge.js';
 import { registerEmit } from './emit.js';
 import { registerInit } from './init.js';
@@ -8,6 +9,7 @@ import { registerUi } from './ui.js';
 
 /** Each subcommand lives in its own file and registers itself here (one line per command). */
 export function registerCommands(program: Command): void {
+  registerApprove(program);
   registerBridge(program);
   registerEmit(program);
   registerInit(program);

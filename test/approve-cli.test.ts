@@ -1,0 +1,200 @@
+import { PassThrough } from 'node:stream';
+import { Command, CommanderError } from 'commander';
+import t, { type Test } from 'tap';
+import { type ApproveOptions, approve, registerApprove } from '../src/cli/approve.js';
+import { UsageError } from '../src/cli/env.js';
+import { startRecordingUpstream } from './helpers/recording-upstream.js';
+
+const ACCESS = 'approve-test-access-token-0123456789abcdef';
+const HUMAN = 'approve-test-human-token-0123456789abcdefgh';
+const RUN = 'run-approve-1';
+const pendingAt = '2026-11-20T10:00:00.000Z';
+const approvals = [
+  {
+    nodeId: 'redzone',
+    owner: 'sec',
+    scope: 'deploy prod',
+    status: 'pending',
+    requestedSeq: 4,
+    requestedAt: pendingAt,
+    decidedSeq: null,
+    decidedAt: null,
+  },
+  {
+    nodeId: 'implement',
+    owner: 'lead',
+    scope: 'migration',
+    status: 'granted',
+    requestedSeq: 1,
+    requestedAt: pendingAt,
+    decidedSeq: 2,
+    decidedAt: pendingAt,
+  },
+];
+
+/** A recording bridge: the run read answers with `approvals`, the event post with `postStatus`. */
+async function bridge(t: Test, opts: { runMode?: string; postStatus?: number } = {}) {
+  const posted: { body: Record<string, unknown>; headers: Record<string, unknown> }[] = [];
+  const upstream = await startRecordingUpstream((req, res) => {
+    let raw = '';
+    req.on('data', (c) => (raw += c));
+    req.on('end', () => {
+      res.setHeader('content-type', 'application/json');
+      if (req.method === 'GET') {
+        res.end(
+          JSON.stringify({
+            ok: true,
+            run: { id: RUN, status: 'running', runMode: opts.runMode ?? 'live', approvals },
+            events: [],
+          }),
+        );
+        return;
+      }
+      posted.push({ body: JSON.parse(raw), headers: req.headers });
+      const status = opts.postStatus ?? 201;
+      res.statusCode = status;
+      res.end(
+        JSON.stringify(
+          status === 201
+            ? { ok: true, seq: 5 }
+            : {
+                ok: false,
+                error: 'human_approval_required',
+                message: 'human token invalid',
+                problems: ['x-harness-human-token does not match'],
+              },
+        ),
+      );
+    });
+  });
+  t.teardown(() => upstream.close());
+  const env = {
+    HARNESS_BRIDGE_URL: upstream.url.origin,
+    HARNESS_BRIDGE_ACCESS_TOKEN: ACCESS,
+    HARNESS_HUMAN_APPROVAL_TOKEN: HUMAN,
+  };
+  return { upstream, posted, env };
+}
+
+function io(env: NodeJS.ProcessEnv, opts: { tty?: boolean; answer?: string; argv?: string[] } = {}) {
+  const stdin = Object.assign(new PassThrough(), { isTTY: opts.tty ?? false });
+  if (opts.answer !== undefined) stdin.end(`${opts.answer}\n`);
+  const out = { stdout: '', stderr: '' };
+  const stdout = new PassThrough().on('data', (c) => (out.stdout += c));
+  const stderr = new PassThrough().on('data', (c) => (out.stderr += c));
+  return { io: { env, argv: opts.argv ?? [], stdin, stdout, stderr }, out };
+}
+
+const grant: ApproveOptions = { owner: 'sec', scope: 'deploy prod', grant: true, yes: true };
+
+t.test('--grant --yes posts the exact human event with both tokens', async (t) => {
+  const { upstream, posted, env } = await bridge(t);
+  const { io: streams, out } = io(env);
+  t.equal(await approve(RUN, grant, streams), 0);
+  t.equal(upstream.received[0]?.url, `/runs/${RUN}?eventLimit=1`);
+  t.equal(upstream.received[0]?.headers['x-harness-bridge-token'], ACCESS);
+  t.equal(
+    upstream.received[0]?.headers['x-harness-human-token'],
+    undefined,
+    'the read never carries the human token',
+  );
+  t.same(posted[0]?.body, {
+    type: 'approval.granted',
+    actor: 'human',
+    runMode: 'live',
+    eventSource: 'api',
+    nodeId: 'redzone',
+    message: 'granted by the operator with harness approve',
+    status: 'ok',
+    approvalOwner: 'sec',
+    approvalScope: 'deploy prod',
+  });
+  t.equal(posted[0]?.headers['x-harness-bridge-token'], ACCESS);
+  t.equal(posted[0]?.headers['x-harness-human-token'], HUMAN);
+  t.match(
+    out.stdout,
+    /node: redzone[\s\S]*owner: sec[\s\S]*scope: deploy prod[\s\S]*requested at: 2026-11-20T10:00:00/,
+  );
+  t.notMatch(out.stdout + out.stderr, new RegExp(`${HUMAN}|${ACCESS}`), 'no credential is printed');
+});
+
+t.test('--deny records status blocked with the reason; a replay run uses a replay source', async (t) => {
+  const { posted, env } = await bridge(t, { runMode: 'replay' });
+  const deny = { owner: 'sec', scope: 'deploy prod', deny: true, yes: true, reason: 'not this week' };
+  t.equal(await approve(RUN, deny, io(env).io), 0);
+  t.match(posted[0]?.body, {
+    type: 'approval.denied',
+    status: 'blocked',
+    message: 'not this week',
+    runMode: 'replay',
+    eventSource: 'local-jsonl',
+  });
+});
+
+t.test('confirmation: a TTY answer decides; no TTY and no --yes is a usage error', async (t) => {
+  const { posted, env } = await bridge(t);
+  const ask = { ...grant, yes: false };
+  t.equal(await approve(RUN, ask, io(env, { tty: true, answer: 'n' }).io), 1);
+  t.equal(posted.length, 0, 'a refusal sends nothing');
+  await t.rejects(approve(RUN, ask, io(env, { tty: false }).io), UsageError);
+  t.equal(posted.length, 0);
+  t.equal(await approve(RUN, ask, io(env, { tty: true, answer: 'yes' }).io), 0);
+  t.equal(posted.length, 1);
+});
+
+t.test('credentials come from the environment only; usage errors precede any request', async (t) => {
+  const { upstream, env } = await bridge(t);
+  await t.rejects(
+    approve(RUN, { ...grant, reason: HUMAN }, io(env, { argv: ['--reason', HUMAN] }).io),
+    UsageError,
+  );
+  await t.rejects(approve(RUN, grant, io(env, { argv: [`--x=${ACCESS}`] }).io), UsageError);
+  const { HARNESS_HUMAN_APPROVAL_TOKEN: _h, ...noHuman } = env;
+  await t.rejects(approve(RUN, grant, io(noHuman).io), /HARNESS_HUMAN_APPROVAL_TOKEN/);
+  const { HARNESS_BRIDGE_ACCESS_TOKEN: _a, ...noAccess } = env;
+  await t.rejects(approve(RUN, grant, io(noAccess).io), /HARNESS_BRIDGE_ACCESS_TOKEN/);
+  await t.rejects(approve(RUN, { ...grant, deny: true }, io(env).io), /exactly one of --grant or --deny/);
+  await t.rejects(approve(RUN, { owner: 'sec', scope: 'deploy prod', yes: true }, io(env).io), UsageError);
+  await t.rejects(approve('../health', grant, io(env).io), /not canonical/);
+  t.equal(upstream.received.length, 0, 'no request was made');
+
+  const program = new Command('harness').exitOverride().configureOutput({ writeErr: () => {} });
+  registerApprove(program);
+  for (const flag of ['--human-token', '--token', '--access-token']) {
+    await t.rejects(
+      program.parseAsync(['approve', RUN, '--owner', 'sec', '--scope', 's', '--grant', flag, 'x'], {
+        from: 'user',
+      }),
+      CommanderError,
+      flag,
+    );
+  }
+  t.equal(upstream.received.length, 0, 'a token-looking option never reaches the bridge');
+});
+
+t.test('no matching pending approval, or a bridge refusal, exits 1 with the code and problems', async (t) => {
+  const { posted, env } = await bridge(t, { postStatus: 403 });
+  const none = io(env);
+  t.equal(await approve(RUN, { ...grant, scope: 'other' }, none.io), 1);
+  t.match(none.out.stderr, /no pending approval[\s\S]*node: redzone/);
+  t.equal(
+    await approve(RUN, { ...grant, owner: 'lead', scope: 'migration' }, io(env).io),
+    1,
+    'a decided approval is not pending',
+  );
+  t.equal(posted.length, 0);
+  const refused = io(env);
+  t.equal(await approve(RUN, grant, refused.io), 1);
+  t.match(
+    refused.out.stderr,
+    /human_approval_required: human token invalid\n\s+- x-harness-human-token does not match/,
+  );
+});
+
+t.test('an unreachable bridge exits 1', async (t) => {
+  const { upstream, env } = await bridge(t);
+  await upstream.close();
+  const down = io(env);
+  t.equal(await approve(RUN, grant, down.io), 1);
+  t.match(down.out.stderr, /cannot reach the bridge/);
+});
