@@ -1,0 +1,114 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import { dirname, join } from 'node:path';
+import type { Test } from 'tap';
+import type { TestBridge } from './bridge.js';
+
+export type Res = { status: number; body: Record<string, any>; headers: Headers | Record<string, unknown> };
+
+type Tap = Test;
+
+/** The contract failure envelope (CONTRACT 3): exactly ok, error, message (one line), problems. */
+export function assertEnvelope(t: Tap, body: Record<string, any>, code?: string): void {
+  t.same(Object.keys(body).sort(), ['error', 'message', 'ok', 'problems'], 'failure envelope keys');
+  t.equal(body['ok'], false);
+  if (code !== undefined) t.equal(body['error'], code, 'error code');
+  t.ok(typeof body['message'] === 'string' && !body['message'].includes('\n'), 'one-line message');
+  t.ok(
+    Array.isArray(body['problems']) && body['problems'].every((p: unknown) => typeof p === 'string'),
+    'problems is a list of strings',
+  );
+}
+
+/**
+ * Sends a request that must be refused with `status`/`code`, and proves nothing was stored: the
+ * run's journal is byte-for-byte what it was before.
+ */
+export async function expectRejected(
+  t: Tap,
+  b: TestBridge,
+  runId: string,
+  send: () => Promise<Res>,
+  status: number,
+  code: string,
+): Promise<Res> {
+  const before = await b.journal(runId);
+  const res = await send();
+  t.equal(res.status, status, `status ${status}: ${JSON.stringify(res.body).slice(0, 300)}`);
+  assertEnvelope(t, res.body, code);
+  const after = await b.journal(runId);
+  t.ok(after.equals(before), 'journal bytes unchanged');
+  return res;
+}
+
+/** A raw HTTP/1.1 request, for headers fetch will not let a caller set (Host) or raw bodies. */
+export function raw(
+  url: string,
+  opts: { method?: string; path: string; headers?: Record<string, string>; body?: string | Buffer },
+): Promise<{ status: number; text: string; body: Record<string, any>; headers: Record<string, unknown> }> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: u.hostname,
+        port: u.port,
+        method: opts.method ?? 'GET',
+        path: opts.path,
+        headers: opts.headers ?? {},
+        setHost: !Object.keys(opts.headers ?? {}).some((h) => h.toLowerCase() === 'host'),
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: Record<string, any>;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            body = { raw: text };
+          }
+          resolve({ status: res.statusCode ?? 0, text, body, headers: res.headers });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    if (opts.body !== undefined) req.write(opts.body);
+    req.end();
+  });
+}
+
+export async function writeArtifact(
+  root: string,
+  rel: string,
+  content: string | Buffer = '{}',
+): Promise<string> {
+  const path = join(root, rel);
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(path, content);
+  return path;
+}
+
+/** Every event of a run, paging from the start with eventCursor. */
+export async function allEvents(b: TestBridge, runId: string): Promise<Record<string, any>[]> {
+  const out: Record<string, any>[] = [];
+  let cursor = 0;
+  for (;;) {
+    const r = await b.req('GET', `/runs/${runId}?eventLimit=200&eventCursor=${cursor}`);
+    if (r.status !== 200) throw new Error(`GET /runs/${runId}: ${r.status} ${JSON.stringify(r.body)}`);
+    out.push(...r.body['events']);
+    const next = r.body['eventPage'].nextCursor;
+    if (next === null) return out;
+    cursor = Number(next);
+  }
+}
+
+/** Journal records as stored (one JSON object per line). */
+export function records(journal: Buffer): Record<string, any>[] {
+  return journal
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l));
+}
