@@ -1,0 +1,66 @@
+import canonicalize from 'canonicalize';
+import fc from 'fast-check';
+import t from 'tap';
+import { canonicalJson } from '../src/storage/canonical.js';
+
+/** The outcome of a canonicalizer: its text, or the message it throws. */
+function outcome(
+  f: (v: unknown) => string | undefined,
+  v: unknown,
+): { text?: string | undefined; error?: string } {
+  try {
+    return { text: f(v) };
+  } catch (err) {
+    return { error: (err as Error).message };
+  }
+}
+
+const same = (v: unknown) =>
+  JSON.stringify(outcome(canonicalJson, v)) === JSON.stringify(outcome(canonicalize, v));
+
+t.test('the fast path is byte-for-byte the canonicalize package on JSON data', async (t) => {
+  t.doesNotThrow(() => fc.assert(fc.property(fc.jsonValue(), same), { numRuns: 3000 }));
+  // Every UTF-16 code unit, lone surrogates included, in keys and values.
+  const unit = fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c));
+  const text = fc.oneof(fc.string({ unit }), fc.string({ unit: 'binary' }), fc.string());
+  t.doesNotThrow(() =>
+    fc.assert(
+      fc.property(text, text, (a, b) => same(a) && same({ v: [a, { b }] }) && same({ [a]: 1, [b]: [2] })),
+      { numRuns: 3000 },
+    ),
+  );
+});
+
+t.test('values outside plain JSON get exactly the package result or error', async (t) => {
+  const cyclic: Record<string, unknown> = { a: 1 };
+  cyclic['self'] = cyclic;
+  let deep: unknown = 'x';
+  for (let i = 0; i < 300; i++) deep = { d: [deep] };
+  const cases: unknown[] = [
+    undefined,
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+    { n: Number.NEGATIVE_INFINITY },
+    -0,
+    1e21,
+    5e-324,
+    'lone \uD800 high',
+    'lone \uDC00 low',
+    { '\uD83D\uDE00': 'pair \uD83D\uDE00' },
+    [1, undefined, Symbol('s'), null],
+    { skip: undefined, sym: Symbol('s'), keep: 1 },
+    // biome-ignore lint/suspicious/noSparseArray: a hole is the case under test
+    [1, , 3],
+    new Date(0),
+    { when: new Date(0), buf: Buffer.from('ab') },
+    { toJSON: () => ({ z: 1, a: 2 }) },
+    { f: () => 1 },
+    cyclic,
+    deep,
+    { b: 1, a: 2, B: 3, é: 4, '10': 5, '9': 6, '': 7 },
+  ];
+  for (const v of cases) t.same(outcome(canonicalJson, v), outcome(canonicalize, v));
+  t.ok(cases.every(same));
+  t.throws(() => canonicalJson(10n));
+  t.throws(() => canonicalize(10n));
+});
