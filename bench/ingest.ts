@@ -1,0 +1,210 @@
+/**
+ * `npm run bench:ingest`: the bridge's event ingest against a bare Fastify echo route, in one run.
+ * Both servers are child processes (never sharing the load generator's event loop); every figure
+ * comes from real HTTP requests over loopback made with undici (50 connections, pipelining 1).
+ *
+ *   (a) closed-loop req/s with events spread over 16 runs, vs the echo route
+ *   (b) closed-loop req/s with every event on one run, vs the echo route
+ *   (c) 2000 sequential events into one run: median latency of the last 100 vs the first 100
+ *   (d) that run filled to ~100000 events, then 100 sequential: median vs the first 100 of (c)
+ *   plus every non-2xx answer from the bridge, and its RSS after (d).
+ *
+ * Env knobs: BENCH_SECONDS (measured window, default 8), BENCH_WARMUP_SECONDS (default 2),
+ * BENCH_FILL_TO (default 100000), BENCH_CPU_PROF=<dir> (run the bridge under --cpu-prof).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { bridgeEnv, cpuSeconds, rssMiB, startChild } from './children.js';
+import { closedLoop, fill, median, type Request, sequential, type Target } from './load.js';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const root = resolve(here, '..', '..');
+const num = (name: string, fallback: number) => {
+  const v = Number(process.env[name]);
+  return Number.isFinite(v) && v > 0 ? v : fallback;
+};
+const SECONDS = num('BENCH_SECONDS', 8);
+const WARMUP = num('BENCH_WARMUP_SECONDS', 2);
+const FILL_TO = num('BENCH_FILL_TO', 100_000);
+const CONNECTIONS = 50;
+const EVENT_BYTES = 400;
+const NODES = ['intake', 'route', 'implement', 'prove', 'handoff'];
+
+/** A valid live event of about EVENT_BYTES bytes with a unique id. */
+function eventBody(id: string, i: number): string {
+  const event = {
+    id,
+    type: i % 2 === 0 ? 'node.entered' : 'gate.fired',
+    actor: 'runtime-a',
+    runMode: 'live',
+    eventSource: 'api',
+    nodeId: NODES[i % NODES.length],
+    status: 'ok',
+    message: '',
+  };
+  const bare = JSON.stringify(event).length;
+  event.message = `bench event ${i} `.padEnd(Math.max(1, EVENT_BYTES - bare), 'x');
+  return JSON.stringify(event);
+}
+
+const log = (s: string) => process.stdout.write(`${s}\n`);
+const fmt = (n: number, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'harness-bench-'));
+  const env = await bridgeEnv(dir);
+  const prof = process.env['BENCH_CPU_PROF'];
+  const bridgeArgs = [
+    ...(prof ? ['--cpu-prof', '--cpu-prof-dir', resolve(prof)] : []),
+    join(root, 'dist', 'src', 'cli', 'main.js'),
+    'bridge',
+  ];
+  const echo = await startChild(
+    [join(root, 'dist', 'bench', 'echo-server.js')],
+    { PATH: env['PATH'] },
+    'echo',
+  );
+  const bridge = await startChild(bridgeArgs, env, 'bridge');
+  log(
+    `machine: ${availableParallelism()} cores (${cpus()[0]?.model ?? '?'}), node ${process.version}, ` +
+      `load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+  );
+  log(`echo ${echo.url} (pid ${echo.pid}); bridge ${bridge.url} (pid ${bridge.pid}); data ${dir}`);
+  const json = { 'content-type': 'application/json' };
+  const echoTarget: Target = { origin: echo.url, headers: json };
+  const bridgeTarget: Target = {
+    origin: bridge.url,
+    headers: { ...json, 'x-harness-bridge-token': env['HARNESS_BRIDGE_ACCESS_TOKEN']! },
+  };
+  const loadOpts = { connections: CONNECTIONS, warmupMs: WARMUP * 1000, durationMs: SECONDS * 1000 };
+  let bridgeNon2xx = 0;
+  let bridgeErrors = 0;
+  const count = (r: { non2xx: number; errors: number }) => {
+    bridgeNon2xx += r.non2xx;
+    bridgeErrors += r.errors;
+  };
+  /**
+   * A closed-loop phase against one server, also sampling that server's CPU time over the measured
+   * window: CPU per request does not depend on what else the machine is running, req/s does.
+   */
+  const phase = async (name: string, pid: number, target: Target, next: (i: number) => Request) => {
+    let cpu0 = 0;
+    let cpu1 = 0;
+    const t0 = setTimeout(() => {
+      cpu0 = cpuSeconds(pid);
+    }, loadOpts.warmupMs);
+    const t1 = setTimeout(() => {
+      cpu1 = cpuSeconds(pid);
+    }, loadOpts.warmupMs + loadOpts.durationMs);
+    const r = await closedLoop(target, next, loadOpts);
+    clearTimeout(t0);
+    clearTimeout(t1);
+    const cpuUs = ((cpu1 - cpu0) * 1e6) / Math.max(1, r.measured);
+    log(
+      `${name}: ${fmt(r.rps)} req/s (${r.measured} in ${SECONDS} s), p50 ${fmt(r.p50, 2)} ms, ` +
+        `p99 ${fmt(r.p99, 2)} ms, server CPU ${fmt(cpuUs)} us/req, non-2xx ${r.non2xx}, errors ${r.errors}`,
+    );
+    return { ...r, cpuUs };
+  };
+  const echoReq = (tag: string) => (i: number) => ({ path: '/echo', body: eventBody(`${tag}-${i}`, i) });
+
+  try {
+    const echoA = await phase('echo (a)', echo.pid, echoTarget, echoReq('echo-a'));
+    const bridgeA = await phase('bridge (a) 16 runs', bridge.pid, bridgeTarget, (i) => ({
+      path: `/runs/bench-a-${i % 16}/events`,
+      body: eventBody(`a-${i}`, i),
+    }));
+    count(bridgeA);
+
+    const echoB = await phase('echo (b)', echo.pid, echoTarget, echoReq('echo-b'));
+    const bridgeB = await phase('bridge (b) 1 run', bridge.pid, bridgeTarget, (i) => ({
+      path: '/runs/bench-b/events',
+      body: eventBody(`b-${i}`, i),
+    }));
+    count(bridgeB);
+
+    const runC =
+      (offset: number) =>
+      (i: number): Request => ({
+        path: '/runs/bench-c/events',
+        body: eventBody(`c-${offset + i}`, offset + i),
+      });
+    const c = await sequential(bridgeTarget, runC(0), 2000);
+    count(c);
+    const cFirst = median(c.latencies.slice(0, 100));
+    const cLast = median(c.latencies.slice(-100));
+    log(`(c) 2000 sequential: first 100 median ${fmt(cFirst, 3)} ms, last 100 median ${fmt(cLast, 3)} ms`);
+
+    const fillCount = Math.max(0, FILL_TO - 100 - 2000);
+    const filled = await fill(bridgeTarget, runC(2000), fillCount, CONNECTIONS);
+    count(filled);
+    log(
+      `(d) filled ${filled.ok} events in ${fmt(filled.ms / 1000, 1)} s ` +
+        `(${fmt(filled.ok / (filled.ms / 1000))} req/s), non-2xx ${filled.non2xx}, errors ${filled.errors}`,
+    );
+    const d = await sequential(bridgeTarget, runC(2000 + fillCount), 100);
+    count(d);
+    const dMedian = median(d.latencies);
+    log(`(d) events ${2000 + fillCount + 1}-${2000 + fillCount + 100}: median ${fmt(dMedian, 3)} ms`);
+    const mem = await rssMiB(bridge.pid);
+    log(`bridge RSS after (d): ${fmt(mem.rss, 1)} MiB (peak ${fmt(mem.peak, 1)} MiB)`);
+
+    const rows: [string, string, string, number, string, boolean][] = [];
+    const ratioA = bridgeA.rps / echoA.rps;
+    const ratioB = bridgeB.rps / echoB.rps;
+    rows.push(['(a) req/s, 16 runs', fmt(bridgeA.rps), fmt(echoA.rps), ratioA, '>= 0.50', ratioA >= 0.5]);
+    rows.push(['(b) req/s, 1 run', fmt(bridgeB.rps), fmt(echoB.rps), ratioB, '>= 0.35', ratioB >= 0.35]);
+    const ratioC = cLast / cFirst;
+    rows.push([
+      '(c) median ms, last/first 100 of 2000',
+      fmt(cLast, 3),
+      fmt(cFirst, 3),
+      ratioC,
+      '<= 1.20',
+      ratioC <= 1.2,
+    ]);
+    const ratioD = dMedian / cFirst;
+    rows.push([
+      '(d) median ms, ~100000 vs first 100',
+      fmt(dMedian, 3),
+      fmt(cFirst, 3),
+      ratioD,
+      '<= 1.20',
+      ratioD <= 1.2,
+    ]);
+    const failures = bridgeNon2xx + bridgeErrors;
+    rows.push(['bridge non-2xx + errors', String(failures), '-', NaN, '== 0', failures === 0]);
+    rows.push(['bridge RSS after (d), MiB', fmt(mem.rss, 1), '-', NaN, '< 250', mem.rss < 250]);
+
+    const header = ['figure', 'bridge', 'baseline', 'ratio', 'target', 'result'];
+    const table = rows.map(([name, b, base, ratio, target, pass]) => [
+      name,
+      b,
+      base,
+      Number.isNaN(ratio) ? '-' : ratio.toFixed(2),
+      target,
+      pass ? 'PASS' : 'FAIL',
+    ]);
+    const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
+    const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
+    log('');
+    log(line(header));
+    log(line(widths.map((w) => '-'.repeat(w))));
+    for (const r of table) log(line(r));
+    log(
+      `server CPU per request: echo ${fmt(echoA.cpuUs)} / ${fmt(echoB.cpuUs)} us, bridge (a) ` +
+        `${fmt(bridgeA.cpuUs)} us, (b) ${fmt(bridgeB.cpuUs)} us; CPU-bound ratio (a) ` +
+        `${(echoA.cpuUs / bridgeA.cpuUs).toFixed(2)}, (b) ${(echoB.cpuUs / bridgeB.cpuUs).toFixed(2)}`,
+    );
+    if (rows.some((r) => !r[5])) process.exitCode = 1;
+  } finally {
+    await Promise.all([echo.stop(), bridge.stop()]);
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,158 @@
+import { performance } from 'node:perf_hooks';
+import { Client, Pool } from 'undici';
+
+export interface Target {
+  origin: string;
+  headers: Record<string, string>;
+}
+
+export interface Request {
+  path: string;
+  body: string;
+}
+
+export interface LoadResult {
+  /** 2xx answers per second inside the measured window. */
+  rps: number;
+  measured: number;
+  non2xx: number;
+  errors: number;
+  p50: number;
+  p99: number;
+}
+
+function quantile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+export function median(values: number[]): number {
+  return quantile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  );
+}
+
+/**
+ * Closed-loop load: `connections` workers on a keep-alive pool (pipelining 1), each sending its
+ * next request as soon as the previous answer is read. Requests completing during the warm-up are
+ * sent but not counted; throughput is 2xx answers completed inside the measured window.
+ */
+export async function closedLoop(
+  target: Target,
+  next: (i: number) => Request,
+  opts: { connections: number; warmupMs: number; durationMs: number },
+): Promise<LoadResult> {
+  const pool = new Pool(target.origin, { connections: opts.connections, pipelining: 1 });
+  const start = performance.now();
+  const measureFrom = start + opts.warmupMs;
+  const end = measureFrom + opts.durationMs;
+  let i = 0;
+  let measured = 0;
+  let non2xx = 0;
+  let errors = 0;
+  const latencies: number[] = [];
+  const worker = async () => {
+    for (;;) {
+      const t0 = performance.now();
+      if (t0 >= end) return;
+      const req = next(i++);
+      try {
+        const res = await pool.request({
+          method: 'POST',
+          path: req.path,
+          headers: target.headers,
+          body: req.body,
+        });
+        await res.body.dump();
+        const t1 = performance.now();
+        const ok = res.statusCode >= 200 && res.statusCode < 300;
+        if (!ok) non2xx++;
+        if (t1 >= measureFrom && t1 < end) {
+          if (ok) measured++;
+          latencies.push(t1 - t0);
+        }
+      } catch {
+        errors++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: opts.connections }, worker));
+  await pool.close();
+  latencies.sort((a, b) => a - b);
+  return {
+    rps: measured / (opts.durationMs / 1000),
+    measured,
+    non2xx,
+    errors,
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
+  };
+}
+
+/** Sends `count` requests as fast as possible with `connections` in flight; counts failures. */
+export async function fill(
+  target: Target,
+  next: (i: number) => Request,
+  count: number,
+  connections: number,
+): Promise<{ ok: number; non2xx: number; errors: number; ms: number }> {
+  const pool = new Pool(target.origin, { connections, pipelining: 1 });
+  const start = performance.now();
+  let i = 0;
+  let ok = 0;
+  let non2xx = 0;
+  let errors = 0;
+  const worker = async () => {
+    while (i < count) {
+      const req = next(i++);
+      try {
+        const res = await pool.request({
+          method: 'POST',
+          path: req.path,
+          headers: target.headers,
+          body: req.body,
+        });
+        await res.body.dump();
+        if (res.statusCode >= 200 && res.statusCode < 300) ok++;
+        else non2xx++;
+      } catch {
+        errors++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, worker));
+  await pool.close();
+  return { ok, non2xx, errors, ms: performance.now() - start };
+}
+
+/** One request at a time on one keep-alive connection; the latency (ms) of each. */
+export async function sequential(
+  target: Target,
+  next: (i: number) => Request,
+  count: number,
+): Promise<{ latencies: number[]; non2xx: number; errors: number }> {
+  const client = new Client(target.origin, { pipelining: 1 });
+  const latencies: number[] = [];
+  let non2xx = 0;
+  let errors = 0;
+  for (let i = 0; i < count; i++) {
+    const req = next(i);
+    const t0 = performance.now();
+    try {
+      const res = await client.request({
+        method: 'POST',
+        path: req.path,
+        headers: target.headers,
+        body: req.body,
+      });
+      await res.body.dump();
+      latencies.push(performance.now() - t0);
+      if (res.statusCode < 200 || res.statusCode >= 300) non2xx++;
+    } catch {
+      errors++;
+    }
+  }
+  await client.close();
+  return { latencies, non2xx, errors };
+}
