@@ -60,10 +60,16 @@ export interface ScanResult {
 /**
  * Reads and authenticates the whole journal. An incomplete last line (no newline: a write torn
  * by a crash, never acknowledged because its fdatasync had not returned) is cut off; any complete
- * line that fails authentication is an error, never skipped.
+ * line that fails authentication is an error, never skipped. `readOnly` (offline verification)
+ * opens the file for reading only and reports a torn tail in `truncatedBytes` without cutting it.
  */
-export async function scanJournal(key: Buffer, runId: string, path: string): Promise<ScanResult> {
-  const handle = await open(path, 'r+');
+export async function scanJournal(
+  key: Buffer,
+  runId: string,
+  path: string,
+  opts: { readOnly?: boolean } = {},
+): Promise<ScanResult> {
+  const handle = await open(path, opts.readOnly ? 'r' : 'r+');
   try {
     const buf = await handle.readFile();
     const end = buf.lastIndexOf(0x0a) + 1;
@@ -82,7 +88,7 @@ export async function scanJournal(key: Buffer, runId: string, path: string): Pro
       prev = r.mac;
       offset = nl + 1;
     }
-    if (end < buf.length) {
+    if (end < buf.length && !opts.readOnly) {
       await handle.truncate(end);
       await handle.datasync();
     }
