@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
+import type { Test } from 'tap';
 import { type RosterInput, signReview, writeJsonArtifact } from '../../src/cli/evidence-tools.js';
 import { PRODUCTION_LAYERS } from '../../src/contract/artifacts/index.js';
 import {
@@ -281,7 +282,7 @@ export function failing(result: FinishLineResult): string[] {
  * `fragment`, and (when `only`) that no other rule failed: a single-field mutation trips one rule.
  */
 export async function expectRule(
-  t: { ok(v: unknown, m?: string): void; same(a: unknown, b: unknown, m?: string): void },
+  t: Test,
   f: Fixture,
   rule: string,
   fragment: string,

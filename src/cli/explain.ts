@@ -1,0 +1,109 @@
+import type { Command } from 'commander';
+import {
+  DEFAULT_ARTIFACT_BY_NODE,
+  emptyState,
+  NODE_IDS,
+  type NodeId,
+  RUN_ID_PATTERN,
+  type RunConfig,
+  type RunViewT,
+} from '../contract/index.js';
+import type { RunFacts } from '../validators/facts.js';
+import { createFinishLineGate } from '../validators/runner.js';
+import { requireEnv, UsageError } from './env.js';
+import { bridgeRequest, describeFailure } from './http.js';
+import { realArtifactRoot, repoRootFromEnv } from './local-paths.js';
+
+/**
+ * `harness explain <runId> [--artifact-root D]`: why a run cannot complete yet, one line per
+ * problem from the bridge's completionPreview, plus (with a readable artifact root) the local
+ * content-validator verdict, run in the same credential-free child as the gate. Exit 0 ready,
+ * 1 blocked or failed, 2 usage.
+ */
+export function factsFromView(run: RunViewT): RunFacts {
+  const state = emptyState(run.id, run.createdAt);
+  const artifactByNode = { ...DEFAULT_ARTIFACT_BY_NODE };
+  const requiredNodes: NodeId[] = [];
+  for (const n of run.nodes) {
+    state.nodes[n.id] = {
+      state: n.state,
+      seq: n.updatedSeq,
+      skipReason: n.skipReason,
+      failureReason: n.failureReason,
+      recoveryPath: n.recoveryPath,
+    };
+    if (n.artifact) artifactByNode[n.id] = n.artifact;
+    if (n.required) requiredNodes.push(n.id);
+  }
+  state.approvals = run.approvals.map((a) => ({ ...a }));
+  for (const a of run.artifacts) state.artifacts[a.path] = { ...a };
+  const sh = run.selfHeal;
+  state.selfHeal = {
+    detectedSeq: sh.detectedSeq,
+    resolvedSeq: sh.resolvedSeq,
+    resolution: sh.resolved
+      ? {
+          type: sh.artifact ? 'self_heal.pr_proposed' : 'self_heal.pr_opened',
+          prUrl: sh.prUrl,
+          artifact: sh.artifact,
+        }
+      : null,
+  };
+  const config: RunConfig = {
+    schema: 'harness.run-config.v1',
+    runId: run.id,
+    createdAt: run.createdAt,
+    artifactRoot: null,
+    adapter: null,
+    trustPin: run.trustPin,
+    commissioned: run.commissioned || run.adapter?.finishLineAssurance === true,
+    humanTokenDigest: '',
+    requiredNodes: NODE_IDS.filter((id) => requiredNodes.includes(id)),
+    artifactByNode,
+    metadata: {},
+    runMode: run.runMode,
+    eventSource: null,
+  };
+  return { runId: run.id, config, state };
+}
+
+export function registerExplain(program: Command): void {
+  program
+    .command('explain')
+    .description('list what blocks completion of a run, one line per problem')
+    .argument('<runId>')
+    .option('--artifact-root <dir>', 'also run the content validators locally against this artifact root')
+    .action(async (runId: string, opts: { artifactRoot?: string }) => {
+      if (!RUN_ID_PATTERN.test(runId)) throw new UsageError('the run ID is not canonical');
+      const token = requireEnv('HARNESS_BRIDGE_ACCESS_TOKEN');
+      const r = await bridgeRequest(`/runs/${runId}?eventLimit=1`, {
+        headers: { 'x-harness-bridge-token': token },
+      });
+      if (r.body['ok'] !== true) {
+        process.stderr.write(`${describeFailure(r)}\n`);
+        process.exitCode = 1;
+        return;
+      }
+      const run = r.body['run'] as RunViewT;
+      const lines: string[] = [];
+      if (run.status === 'quarantined')
+        lines.push(...(run.quarantine?.reasons ?? []).map((q) => `quarantined: ${q}`));
+      lines.push(...run.completionPreview.problems);
+      if (opts.artifactRoot !== undefined) {
+        const realRoot = await realArtifactRoot(opts.artifactRoot);
+        const gate = createFinishLineGate({ concurrency: 1, deadlineMs: 120_000 });
+        const local = await gate(factsFromView(run), {
+          realRoot,
+          repoRoot: repoRootFromEnv(),
+          trustPin: run.trustPin,
+        });
+        for (const p of local) if (!lines.includes(p)) lines.push(`local: ${p}`);
+      }
+      if (lines.length === 0 && run.status !== 'completed' && !run.completionPreview.ready)
+        lines.push('the bridge reports the run is not ready');
+      for (const l of lines) process.stdout.write(`${l}\n`);
+      if (lines.length === 0)
+        process.stdout.write(run.status === 'completed' ? 'completed\n' : 'ready to complete\n');
+      process.exitCode = lines.length === 0 ? 0 : 1;
+    });
+}

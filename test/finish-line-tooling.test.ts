@@ -1,0 +1,231 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import t from 'tap';
+import { trustPinOf } from '../src/validators/trust-store.js';
+import { buildFixture } from './helpers/finish-line-fixture.js';
+
+/**
+ * The evidence tools end to end, as a user runs them: `harness proof run`, `review keygen|sign`,
+ * `run create`, `explain`. They run the built CLI (`npm test` builds dist/ first): loading the
+ * whole CLI through the TypeScript loader per spawn would take most of a minute.
+ */
+const main = join(import.meta.dirname, '../dist/src/cli/main.js');
+const harness = (args: string[], env: Record<string, string> = {}, cwd?: string) =>
+  execa(process.execPath, [main, ...args], {
+    reject: false,
+    extendEnv: false,
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env },
+    ...(cwd ? { cwd } : {}),
+  });
+
+t.test(
+  'proof run records the real exit code, output digest and commit; exit code mirrors the result',
+  async (t) => {
+    const f = await buildFixture(t, { commissioned: false, corrective: false });
+    const env = {
+      HARNESS_REPO_ROOT: f.repo,
+      HARNESS_BRIDGE_ACCESS_TOKEN: 'secret-token-value-that-is-long-enough',
+    };
+    const pass = await harness(
+      [
+        'proof',
+        'run',
+        '--run',
+        f.runId,
+        '--artifact-root',
+        f.root,
+        '--',
+        'node',
+        '-e',
+        'console.log(Object.keys(process.env).join(","))',
+      ],
+      env,
+    );
+    t.equal(pass.exitCode, 0, pass.stderr);
+    t.notMatch(pass.stderr, /HARNESS_BRIDGE_ACCESS_TOKEN/, 'the proof command does not see the access token');
+    const proof = await f.read('proof/proof.json');
+    t.equal(proof.status, 'passed');
+    t.equal(proof.commands[0].exitCode, 0);
+    t.match(proof.commands[0].outputDigest, /^sha256:[0-9a-f]{64}$/);
+    t.same(proof.subject, { commit: f.postFix, dirty: false });
+    t.same(await f.rule('proof'), []);
+
+    const fail = await harness(
+      ['proof', 'run', '--run', f.runId, '--artifact-root', f.root, '--', 'node', '-e', 'process.exit(3)'],
+      env,
+    );
+    t.equal(fail.exitCode, 1);
+    const failed = await f.read('proof/proof.json');
+    t.equal(failed.status, 'failed');
+    t.equal(failed.commands[0].exitCode, 3);
+    t.ok((await f.rule('proof')).length > 0, 'a failed proof does not pass the gate');
+  },
+);
+
+t.test('review keygen + enrol + review sign produce a review the gate accepts', async (t) => {
+  const f = await buildFixture(t);
+  const keys = join(f.repo, '..', 'keys');
+  await mkdir(keys);
+  const gen = await harness(['review', 'keygen', '--out', keys, '--actor-id', 'reviewer-actor']);
+  t.equal(gen.exitCode, 0, gen.stderr);
+  const entry = JSON.parse(gen.stdout);
+  t.equal(entry.status, 'active');
+  const store = { schema: 'harness.review-trust.v1', keys: [entry] };
+  await writeFile(join(f.repo, 'controls/review-trust.v1.json'), JSON.stringify(store));
+  await f.git('commit', '-q', '-am', 'enrol reviewer');
+  f.env.trustPin = trustPinOf(store);
+  const rosterFile = join(keys, 'roster.json');
+  await writeFile(rosterFile, JSON.stringify(f.roster));
+  const sign = await harness([
+    'review',
+    'sign',
+    '--run',
+    f.runId,
+    '--artifact-root',
+    f.root,
+    '--key',
+    join(keys, `${entry.keyId}.key.pem`),
+    '--key-id',
+    entry.keyId,
+    '--roster',
+    rosterFile,
+  ]);
+  t.equal(sign.exitCode, 0, sign.stderr);
+  t.equal((await f.read('review/review.json')).signature.keyId, entry.keyId);
+  await f.repack();
+  const r = await f.run();
+  // The enrolment commit moved HEAD past the proven commit, but only the trust store changed.
+  t.same(r.rules.find((x) => x.name === 'review-signature')?.problems, []);
+  t.same(r.rules.find((x) => x.name === 'review')?.problems, []);
+  const bad = await harness([
+    'review',
+    'sign',
+    '--run',
+    f.runId,
+    '--artifact-root',
+    f.root,
+    '--key',
+    join(keys, 'missing.pem'),
+    '--key-id',
+    entry.keyId,
+    '--roster',
+    rosterFile,
+  ]);
+  t.equal(bad.exitCode, 2, 'an unreadable key is a usage error');
+});
+
+async function fakeBridge(t: any, handler: (url: string, body: string) => [number, unknown]) {
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      t.equal(req.headers['x-harness-bridge-token'], 'tok-'.repeat(10));
+      const [status, json] = handler(req.url ?? '', body);
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(json));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => server.close());
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+t.test('run create --print-evidence-bundle prints the digest the reviewer signs', async (t) => {
+  const f = await buildFixture(t);
+  let posted: any;
+  const url = await fakeBridge(t, (_u, body) => {
+    posted = JSON.parse(body);
+    return [201, { ok: true, created: true, run: {} }];
+  });
+  const r = await harness(['run', 'create', f.runId, '--artifact-root', f.root, '--print-evidence-bundle'], {
+    HARNESS_BRIDGE_URL: url,
+    HARNESS_BRIDGE_ACCESS_TOKEN: 'tok-'.repeat(10),
+    HARNESS_REPO_ROOT: f.repo,
+  });
+  t.equal(r.exitCode, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  t.equal(out.evidenceBundleDigest, (await f.read('review/review.json')).evidenceBundleDigest);
+  t.same(posted, { id: f.runId, artifactRoot: f.root });
+  const noToken = await harness(['run', 'create', f.runId, '--artifact-root', f.root]);
+  t.equal(noToken.exitCode, 2);
+});
+
+t.test('explain prints one line per problem and exits 1 when blocked, 0 when ready', async (t) => {
+  let view: any = {
+    completionPreview: { ready: false, problems: ['required node prove is pending, not passed'] },
+    status: 'running',
+  };
+  const url = await fakeBridge(t, () => [200, { ok: true, run: view }]);
+  const env = { HARNESS_BRIDGE_URL: url, HARNESS_BRIDGE_ACCESS_TOKEN: 'tok-'.repeat(10) };
+  const blocked = await harness(['explain', 'run-1'], env);
+  t.equal(blocked.exitCode, 1);
+  t.equal(blocked.stdout.trim(), 'required node prove is pending, not passed');
+  view = { completionPreview: { ready: true, problems: [] }, status: 'running' };
+  const ready = await harness(['explain', 'run-1'], env);
+  t.equal(ready.exitCode, 0, ready.stderr);
+  t.equal((await harness(['explain', 'not a run id'], env)).exitCode, 2);
+});
+
+t.test('explain --artifact-root adds the local content-validator verdict', async (t) => {
+  const f = await buildFixture(t, { commissioned: false, corrective: false });
+  await f.mutate('proof/proof.json', (d) => (d.status = 'failed'));
+  const nodes = [
+    'intake',
+    'route',
+    'code-intelligence',
+    'design-anchors',
+    'system-design',
+    'production-readiness',
+    'cloud-platform',
+    'implement',
+    'redzone',
+    'qa-break-it',
+    'prove',
+    'live-smoke',
+    'self-heal',
+    'handoff',
+  ].map((id) => ({
+    id,
+    state: 'passed',
+    required: f.facts.config.requiredNodes.includes(id as never),
+    artifact: (f.facts.config.artifactByNode as Record<string, string>)[id],
+    artifactVerified: true,
+    skipReason: null,
+    failureReason: null,
+    recoveryPath: null,
+    updatedSeq: 1,
+  }));
+  const view = {
+    id: f.runId,
+    status: 'running',
+    runMode: 'live',
+    commissioned: false,
+    createdAt: '2025-01-01T00:00:00Z',
+    trustPin: f.env.trustPin,
+    adapter: null,
+    nodes,
+    approvals: [],
+    artifacts: Object.values(f.facts.state.artifacts),
+    selfHeal: {
+      detected: false,
+      detectedSeq: null,
+      resolved: false,
+      resolvedSeq: null,
+      prUrl: null,
+      artifact: null,
+    },
+    completionPreview: { ready: true, problems: [] },
+    quarantine: null,
+  };
+  const url = await fakeBridge(t, () => [200, { ok: true, run: view }]);
+  const r = await harness(['explain', f.runId, '--artifact-root', f.root], {
+    HARNESS_BRIDGE_URL: url,
+    HARNESS_BRIDGE_ACCESS_TOKEN: 'tok-'.repeat(10),
+    HARNESS_REPO_ROOT: f.repo,
+  });
+  t.equal(r.exitCode, 1, r.stderr);
+  t.match(r.stdout, /^local: proof: proof\/proof.json status is failed/m);
+  await readFile(join(f.root, 'proof/proof.json'));
+});
