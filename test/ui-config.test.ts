@@ -1,0 +1,76 @@
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import t from 'tap';
+import { UsageError } from '../src/cli/env.js';
+import { registerUi } from '../src/cli/ui.js';
+import { isLoopbackHost, loadUiConfig } from '../src/ui/config.js';
+import { UI_ERROR_CODES } from '../src/ui/errors.js';
+
+const GOOD = { HARNESS_BRIDGE_ACCESS_TOKEN: 'ui-config-access-token-0123456789abcdef' };
+
+t.test('defaults: loopback 8788, the default bridge, a 10 s deadline', async (t) => {
+  const c = loadUiConfig(GOOD);
+  t.equal(c.host, '127.0.0.1');
+  t.equal(c.port, 8788);
+  t.equal(c.timeoutMs, 10_000);
+  t.equal(c.bridgeUrl.origin, 'http://127.0.0.1:8787');
+  t.equal(loadUiConfig({ ...GOOD, HARNESS_UI_PORT: '0', HARNESS_BRIDGE_PROXY_TIMEOUT_MS: '100' }).port, 0);
+  t.equal(loadUiConfig({ ...GOOD, HARNESS_BRIDGE_PROXY_TIMEOUT_MS: '120000' }).timeoutMs, 120_000);
+  t.equal(loadUiConfig({ ...GOOD, HARNESS_UI_HOST: '::1' }).host, '::1');
+});
+
+t.test('each refusal names its variable', async (t) => {
+  const cases: [Record<string, string>, string][] = [
+    [{ HARNESS_BRIDGE_INTEGRITY_KEY: 'k'.repeat(40) }, 'HARNESS_BRIDGE_INTEGRITY_KEY'],
+    [{ HARNESS_HUMAN_APPROVAL_TOKEN: 'h'.repeat(40) }, 'HARNESS_HUMAN_APPROVAL_TOKEN'],
+    [{ HARNESS_BRIDGE_PROXY_TIMEOUT_MS: '99' }, 'HARNESS_BRIDGE_PROXY_TIMEOUT_MS'],
+    [{ HARNESS_BRIDGE_PROXY_TIMEOUT_MS: '120001' }, 'HARNESS_BRIDGE_PROXY_TIMEOUT_MS'],
+    [{ HARNESS_BRIDGE_PROXY_TIMEOUT_MS: '1e4' }, 'HARNESS_BRIDGE_PROXY_TIMEOUT_MS'],
+    [{ HARNESS_BRIDGE_PROXY_TIMEOUT_MS: ' 500' }, 'HARNESS_BRIDGE_PROXY_TIMEOUT_MS'],
+    [{ HARNESS_UI_PORT: '65536' }, 'HARNESS_UI_PORT'],
+    [{ HARNESS_UI_PORT: '-1' }, 'HARNESS_UI_PORT'],
+    [{ HARNESS_UI_HOST: '0.0.0.0' }, 'HARNESS_UI_HOST'],
+    [{ HARNESS_UI_HOST: '192.168.1.2' }, 'HARNESS_UI_HOST'],
+    [{ HARNESS_UI_HOST: 'example.com' }, 'HARNESS_UI_HOST'],
+    [{ HARNESS_BRIDGE_URL: 'http://10.0.0.5:8787' }, 'HARNESS_BRIDGE_URL'],
+    [{ HARNESS_BRIDGE_URL: 'https://127.0.0.1:8787' }, 'HARNESS_BRIDGE_URL'],
+    [{ HARNESS_BRIDGE_ACCESS_TOKEN: '' }, 'HARNESS_BRIDGE_ACCESS_TOKEN'],
+  ];
+  for (const [patch, name] of cases) {
+    t.throws(() => loadUiConfig({ ...GOOD, ...patch }), new UsageError(''), JSON.stringify(patch));
+    t.throws(() => loadUiConfig({ ...GOOD, ...patch }), { message: new RegExp(name) }, name);
+  }
+});
+
+t.test('loopback means 127.0.0.0/8, ::1 and localhost only', async (t) => {
+  for (const h of ['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost', 'LOCALHOST'])
+    t.ok(isLoopbackHost(h), h);
+  for (const h of ['0.0.0.0', '::', '128.0.0.1', 'localhost.evil.example', '::ffff:127.0.0.1x', '']) {
+    t.notOk(isLoopbackHost(h), h);
+  }
+});
+
+t.test('every proxy error code is documented in docs/ui.md', async (t) => {
+  const doc = readFileSync(new URL('../docs/ui.md', import.meta.url), 'utf8');
+  for (const [code, { status }] of Object.entries(UI_ERROR_CODES)) {
+    t.match(doc, new RegExp(`\\| ${status} \\| \`${code}\``), code);
+  }
+});
+
+t.test('`harness ui` refuses before listening, with one line naming the variable', async (t) => {
+  // main.ts turns a UsageError into exit 2 with `harness: <message>`; tap runs this file in its own
+  // process, so setting process.env here touches nothing else.
+  Object.assign(process.env, GOOD, { HARNESS_HUMAN_APPROVAL_TOKEN: 'h'.repeat(40) });
+  const program = new Command('harness').exitOverride();
+  registerUi(program);
+  await t.rejects(program.parseAsync(['ui'], { from: 'user' }), {
+    name: 'UsageError',
+    message: 'harness ui refuses to start: HARNESS_HUMAN_APPROVAL_TOKEN must not be in its environment',
+  });
+  delete process.env['HARNESS_HUMAN_APPROVAL_TOKEN'];
+  process.env['HARNESS_BRIDGE_PROXY_TIMEOUT_MS'] = '50';
+  await t.rejects(program.parseAsync(['ui'], { from: 'user' }), {
+    name: 'UsageError',
+    message: /^HARNESS_BRIDGE_PROXY_TIMEOUT_MS/,
+  });
+});
