@@ -76,7 +76,7 @@ page.on('request', (req) => requestHeaders.push(JSON.stringify(req.headers())));
 const setHidden = (hidden: boolean) =>
   `Object.defineProperty(document, 'hidden', { configurable: true, get: () => ${hidden} });
    document.dispatchEvent(new Event('visibilitychange'));`;
-const eventsLine = () => page.locator('#events-heading + p').innerText();
+const eventsLine = () => page.locator('#events-heading + p').textContent();
 const seqs = () =>
   page.locator('.timeline > li').evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-seq'))));
 
@@ -88,9 +88,9 @@ t.test(
     const rows = page.locator('table.runs tbody tr');
     t.equal(await rows.count(), 3);
     const live = page.locator(`tr[data-run-id="${LIVE_RUN}"]`);
-    t.match(await live.innerText(), /running[\s\S]*live[\s\S]*redzone[\s\S]*120\+[\s\S]*1[\s\S]*ago/);
-    t.match(await page.locator(`tr[data-run-id="${QUARANTINED_RUN}"]`).innerText(), /quarantined/);
-    t.match(await page.getByRole('status').innerText(), /Connected/);
+    t.match(await live.textContent(), /running[\s\S]*live[\s\S]*redzone[\s\S]*120\+[\s\S]*1[\s\S]*ago/);
+    t.match(await page.locator(`tr[data-run-id="${QUARANTINED_RUN}"]`).textContent(), /quarantined/);
+    t.match(await page.getByRole('status').textContent(), /Connected/);
     await page.screenshot({ path: join(SHOTS, 'runs-list.png') });
   },
 );
@@ -121,23 +121,23 @@ t.test(
     t.same(lane[8], ['redzone', 'needs_approval', 'req']);
     t.same(lane[13], ['handoff', 'pending', 'req']);
     t.equal(await page.locator('.lane > li[aria-current="step"]').getAttribute('data-node-id'), 'redzone');
-    t.match(await page.locator('.lane').innerText(), /needs approval/);
+    t.match(await page.locator('.lane').textContent(), /needs approval/);
     t.match(
-      await page.locator('.completion').innerText(),
+      await page.locator('.completion').textContent(),
       /Cannot complete yet[\s\S]*approval pending: redzone/,
     );
-    t.match(await page.locator('table.artifacts').innerText(), /art\/intake\.json[\s\S]*[0-9a-f]{64}/);
+    t.match(await page.locator('table.artifacts').textContent(), /art\/intake\.json[\s\S]*[0-9a-f]{64}/);
   },
 );
 
 t.test('the pending approval shows owner, scope and the exact approve command', async (t) => {
   const pending = page.locator('[data-approval-status="pending"]');
-  t.match(await pending.innerText(), /redzone[\s\S]*security-lead[\s\S]*deploy to prod's cluster/);
+  t.match(await pending.textContent(), /redzone[\s\S]*security-lead[\s\S]*deploy to prod's cluster/);
   t.equal(
-    await pending.locator('.approve-command').first().innerText(),
+    await pending.locator('.approve-command').first().textContent(),
     `harness approve ${LIVE_RUN} --owner security-lead --scope 'deploy to prod'\\''s cluster' --grant`,
   );
-  t.match(await page.locator('table.decided').innerText(), /tech-lead[\s\S]*granted/);
+  t.match(await page.locator('table.decided').textContent(), /tech-lead[\s\S]*granted/);
   await page.screenshot({ path: join(SHOTS, 'run-view.png') });
 });
 
@@ -166,7 +166,7 @@ t.test('quarantined runs get a plain banner with the reasons', async (t) => {
   const banner = page.locator('.banner.quarantined');
   await banner.waitFor();
   t.match(
-    await banner.innerText(),
+    await banner.textContent(),
     /This run is quarantined[\s\S]*proof\/proof\.json changed after completion/,
   );
   t.equal(await banner.getAttribute('role'), 'alert');
@@ -204,7 +204,7 @@ t.test('a lost bridge is shown plainly', async (t) => {
   await bridge.close();
   const lost = page.locator('.banner.lost');
   await lost.waitFor({ timeout: 8000 });
-  t.match(await lost.innerText(), /Bridge lost[\s\S]*bridge_unreachable[\s\S]*HTTP 502/);
+  t.match(await lost.textContent(), /Bridge lost[\s\S]*bridge_unreachable[\s\S]*HTTP 502/);
 });
 
 t.test('no response body or request the browser saw carries the access token', async (t) => {
