@@ -59,6 +59,7 @@ export async function postEvent(
   let loaded = await ctx.store.load(runId);
   if (loaded.kind === 'quarantined')
     throw new BridgeError('run_quarantined', 'the run is quarantined', loaded.quarantine.reasons);
+  const creating = loaded.kind === 'missing';
   if (loaded.kind === 'missing') {
     // First event creates the run: its config is sealed and durable before the journal append.
     const setup = await resolveSetup(ctx.env, incoming);
@@ -75,6 +76,9 @@ export async function postEvent(
     accepted = await accept(ctx, run, incoming, humanHeader);
   } catch (err) {
     ctx.store.release(run);
+    // A refused first event leaves no run behind, least of all a config sealed from its fields
+    // (an artifactRoot from a refused event would otherwise lock out the corrected retry).
+    if (creating) await ctx.store.discardUnused(run);
     throw err;
   }
   // The pin outlives the slot until the record is on disk: a pinned run is never evicted, so the

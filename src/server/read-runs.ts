@@ -31,13 +31,15 @@ export async function listRuns(
   limit: number,
 ): Promise<{ runs: RunSummary[]; page: Page }> {
   const ids = ctx.store.page(offset, limit);
-  const runs = await Promise.all(ids.map((id) => ctx.queue.run(id, () => summaryOf(ctx, id))));
+  const all = await Promise.all(ids.map((id) => ctx.queue.run(id, () => summaryOf(ctx, id))));
+  const runs = all.filter((r): r is RunSummary => r !== null);
   return { runs, page: { offset, limit, returned: runs.length, total: ctx.store.size } };
 }
 
-async function summaryOf(ctx: BridgeContext, runId: string): Promise<RunSummary> {
+async function summaryOf(ctx: BridgeContext, runId: string): Promise<RunSummary | null> {
   const loaded = await ctx.store.load(runId);
-  if (loaded.kind === 'missing') throw new Error('indexed run is missing');
+  // Gone since the page was taken: a run created for a refused first event is discarded.
+  if (loaded.kind === 'missing') return null;
   if (loaded.kind === 'quarantined') return quarantinedSummary(runId, loaded.createdAt, loaded.quarantine);
   try {
     await loaded.run.journal.idle();

@@ -1,4 +1,5 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type {
   ArtifactClaim,
@@ -8,9 +9,10 @@ import type {
   StoredEvent,
 } from '../contract/index.js';
 import { applyEntry, emptyState, OPEN_RUN_CACHE, SNAPSHOT_EVERY } from '../contract/index.js';
+import { fsyncDir } from './atomic.js';
 import { JournalWriter, type ScanResult } from './journal.js';
 import { sha256Hex } from './mac.js';
-import { isCanonicalRunId, RUN_DIR_PATTERN, runPaths } from './paths.js';
+import { isCanonicalRunId, RUN_DIR_PATTERN, runDirName, runPaths } from './paths.js';
 import {
   createRunFiles,
   type OpenRun,
@@ -20,14 +22,12 @@ import {
   writeConfig,
 } from './run-files.js';
 import { writeSnapshot } from './snapshot.js';
+import type { LoadResult, QuarantineInfo, RunStorage } from './types.js';
+
+export type { LoadResult, QuarantineInfo } from './types.js';
 
 /** A fresh empty scan per new run: the writer owns and grows its `offsets` array. */
 const emptyScan = (): ScanResult => ({ entries: [], offsets: [], macs: [], size: 0, truncatedBytes: 0 });
-
-export interface QuarantineInfo {
-  reasons: string[];
-  since: string;
-}
 
 export interface StoreOptions {
   dataDir: string;
@@ -36,11 +36,6 @@ export interface StoreOptions {
   cacheSize?: number;
   log?: (msg: string) => void;
 }
-
-export type LoadResult =
-  | { kind: 'open'; run: OpenRun }
-  | { kind: 'quarantined'; runId: string; createdAt: string; quarantine: QuarantineInfo }
-  | { kind: 'missing' };
 
 interface IndexEntry {
   runId: string;
@@ -53,7 +48,7 @@ interface IndexEntry {
  * pin while using an OpenRun. The surface (load, create, append, read, list) is narrow enough for
  * a hosted database to implement later.
  */
-export class RunStore {
+export class RunStore implements RunStorage {
   private readonly index = new Map<string, IndexEntry>();
   private readonly order: string[] = [];
   private readonly cache = new Map<string, OpenRun>();
@@ -188,6 +183,24 @@ export class RunStore {
     this.cache.set(config.runId, run);
     this.trimCache();
     return run;
+  }
+
+  /**
+   * Removes a run that was created for a request and then refused before its first append, so a
+   * refused first event stores nothing. The directory is first renamed to a `.tmp-run-` name,
+   * which startup removes, so a crash mid-removal never leaves a config-less run directory.
+   */
+  async discardUnused(run: OpenRun): Promise<void> {
+    if (run.journal.count > 0 || this.cache.get(run.runId) !== run) return;
+    this.cache.delete(run.runId);
+    this.index.delete(run.runId);
+    const at = this.order.lastIndexOf(run.runId);
+    if (at >= 0) this.order.splice(at, 1);
+    await run.journal.close();
+    const tmp = join(this.opts.dataDir, `.tmp-${runDirName(run.runId)}-${randomBytes(4).toString('hex')}`);
+    await rename(run.paths.dir, tmp);
+    await fsyncDir(this.opts.dataDir);
+    await rm(tmp, { recursive: true, force: true });
   }
 
   /** Rewrites the sealed config; allowed only before the first journal append (write-once fields). */
