@@ -1,0 +1,42 @@
+import type { ArtifactClaim, CompletionSeal, JournalEntry, RunConfig, StoredEvent } from '../contract/index.js';
+import type { OpenRun } from './run-files.js';
+
+export interface QuarantineInfo {
+  reasons: string[];
+  since: string;
+}
+
+export type LoadResult =
+  | { kind: 'open'; run: OpenRun }
+  | { kind: 'quarantined'; runId: string; createdAt: string; quarantine: QuarantineInfo }
+  | { kind: 'missing' };
+
+/**
+ * Everything the server needs from run storage. The file-backed RunStore implements it; a hosted
+ * database could implement the same surface (append must stay O(1) and report durability as a
+ * promise; reads re-authenticate what they return). Callers serialize operations per run and pin
+ * an open run between `load` and `release`.
+ */
+export interface RunStorage {
+  readonly size: number;
+  has(runId: string): boolean;
+  /** Run IDs in creation order, for stable paging. */
+  page(offset: number, limit: number): string[];
+  load(runId: string): Promise<LoadResult>;
+  release(run: OpenRun): void;
+  create(config: RunConfig): Promise<OpenRun>;
+  /** Removes a run created for a first event that was then refused (nothing appended). */
+  discardUnused(run: OpenRun): Promise<void>;
+  /** Fills a write-once config field; only before the run's first append. */
+  sealConfig(run: OpenRun, config: RunConfig): Promise<void>;
+  append(
+    run: OpenRun,
+    event: StoredEvent,
+    claim: ArtifactClaim | null,
+    seal?: CompletionSeal | null,
+  ): { entry: JournalEntry; durable: Promise<void> };
+  read(run: OpenRun, from: number, to: number): Promise<JournalEntry[]>;
+  quarantine(runId: string, reason: string): QuarantineInfo;
+  quarantineOf(runId: string): QuarantineInfo | undefined;
+  close(): Promise<void>;
+}
