@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import type { FinishLineEnv, RunFacts } from './facts.js';
@@ -25,15 +26,23 @@ export interface GateOptions {
   childEnv?: Record<string, string>;
 }
 
-/** The child entry beside this file, in the same flavour (.js from dist, .ts under a loader). */
+/**
+ * The child entry: beside this file when running from dist/*.js (the installed bridge). From the
+ * TypeScript sources (tests) it is the built dist/ copy, which `npm test` builds first; loading the
+ * child through a TypeScript loader per spawn is too slow under load. Without a build the child is
+ * loaded from source with the same loader flags as this process.
+ */
 function childCommand(): { file: string; args: string[] } {
   const self = fileURLToPath(import.meta.url);
-  const ext = self.endsWith('.ts') ? '.ts' : '.js';
-  const child = fileURLToPath(new URL(`./child${ext}`, import.meta.url));
-  // From TypeScript sources (tests) the child needs the same module loader; from dist none.
-  const loaders =
-    ext === '.ts' ? process.execArgv.filter((a) => /^--(import|loader|experimental-loader)=/.test(a)) : [];
-  return { file: process.execPath, args: [...loaders, child] };
+  if (!self.endsWith('.ts'))
+    return { file: process.execPath, args: [fileURLToPath(new URL('./child.js', import.meta.url))] };
+  const built = fileURLToPath(new URL('../../dist/src/validators/child.js', import.meta.url));
+  if (existsSync(built)) return { file: process.execPath, args: [built] };
+  const loaders = process.execArgv.filter((a) => /^--(import|loader|experimental-loader)=/.test(a));
+  return {
+    file: process.execPath,
+    args: [...loaders, fileURLToPath(new URL('./child.ts', import.meta.url))],
+  };
 }
 
 /** The child's whole environment: PATH, HOME, LANG and the caller's extras, never a credential. */
