@@ -1,0 +1,151 @@
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import { cleanup, startTestBridge } from './helpers/bridge.js';
+import { connectMcp } from './helpers/mcp.js';
+
+const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
+
+async function setup(t: { teardown(fn: () => unknown): void }) {
+  const bridge = await startTestBridge();
+  t.teardown(() => cleanup(bridge));
+  const mcp = await connectMcp(t, bridge);
+  const started = await mcp.call('harness.start_run', {
+    runId: 'run-w',
+    artifactRoot: bridge.t.artifactRoot,
+  });
+  if (started.isError) throw new Error(`start_run failed: ${JSON.stringify(started.body)}`);
+  return { bridge, mcp, root: bridge.t.artifactRoot };
+}
+
+t.test('writes atomically under the root and returns the claim the bridge recorded', async (t) => {
+  const { bridge, mcp, root } = await setup(t);
+  const text = '{"intake":"ok"}\n';
+  const r = await mcp.call('harness.write_artifact', {
+    runId: 'run-w',
+    nodeId: 'intake',
+    path: 'run/intake.json',
+    content: text,
+  });
+  t.equal(r.isError, false, r.isError ? JSON.stringify(r.body) : 'written');
+  t.equal(r.body['claim'].sha256, sha(text));
+  t.equal(r.body['claim'].path, 'run/intake.json');
+  t.equal(r.body['emitted'], true);
+  t.equal(r.body['event'].type, 'artifact.written');
+  t.equal(r.body['event'].eventSource, 'mcp');
+  t.equal(await readFile(join(root, 'run/intake.json'), 'utf8'), text);
+  t.same((await readdir(join(root, 'run'))).sort(), ['intake.json'], 'no temp file is left behind');
+
+  const bytes = Buffer.from([0, 1, 2, 250, 251, 10]);
+  const bin = await mcp.call('harness.write_artifact', {
+    runId: 'run-w',
+    nodeId: 'implement',
+    path: 'session/events.jsonl',
+    contentBase64: bytes.toString('base64'),
+    actor: 'runtime-c',
+  });
+  t.equal(bin.isError, false);
+  t.equal(bin.body['claim'].sha256, sha(bytes));
+  t.equal(bin.body['event'].actor, 'runtime-c');
+
+  const again = await mcp.call('harness.write_artifact', {
+    runId: 'run-w',
+    nodeId: 'intake',
+    path: 'run/intake.json',
+    content: 'v2',
+  });
+  t.equal(again.body['claim'].sha256, sha('v2'), 'a rewrite is verified again');
+  const view = (await bridge.req('GET', '/runs/run-w')).body['run'];
+  const claim = view.artifacts.find((a: { path: string }) => a.path === 'run/intake.json');
+  t.equal(claim.sha256, sha('v2'));
+  t.equal(view.nodes.find((n: { id: string }) => n.id === 'implement').artifactVerified, true);
+});
+
+t.test('emit false writes a supporting file without an event', async (t) => {
+  const { bridge, mcp, root } = await setup(t);
+  const before = await bridge.journal('run-w');
+  const r = await mcp.call('harness.write_artifact', {
+    runId: 'run-w',
+    nodeId: 'implement',
+    path: 'rca/rca.json',
+    content: '{}',
+    emit: false,
+  });
+  t.equal(r.isError, false);
+  t.equal(r.body['emitted'], false);
+  t.equal(r.body['sha256'], sha('{}'));
+  t.equal(await readFile(join(root, 'rca/rca.json'), 'utf8'), '{}');
+  t.same(await bridge.journal('run-w'), before, 'no event appended');
+});
+
+t.test('path escapes and links are refused; nothing is written or stored', async (t) => {
+  const { bridge, mcp, root } = await setup(t);
+  const outside = join(bridge.t.dir, 'outside');
+  await mkdir(outside);
+  await symlink(outside, join(root, 'proof'));
+  await mkdir(join(root, 'handoff'));
+  await writeFile(join(outside, 'final.md'), 'untouched');
+  await symlink(join(outside, 'final.md'), join(root, 'handoff/final.md'));
+  const before = await bridge.journal('run-w');
+  const cases: [string, string][] = [
+    ['prove', '../outside/proof.json'],
+    ['prove', `${outside}/proof.json`],
+    ['prove', 'proof/proof.json'],
+    ['handoff', 'handoff/final.md'],
+  ];
+  for (const [nodeId, path] of cases) {
+    const r = await mcp.call('harness.write_artifact', { runId: 'run-w', nodeId, path, content: 'x' });
+    t.equal(r.isError, true, path);
+    t.equal(r.body['error'], 'artifact_write_refused', path);
+    t.ok(r.body['problems'].length > 0, `${path}: problems say why`);
+  }
+  t.same(await readdir(outside), ['final.md'], 'nothing was written through the link');
+  t.equal(await readFile(join(outside, 'final.md'), 'utf8'), 'untouched');
+  t.same(await bridge.journal('run-w'), before, 'the journal is byte-for-byte unchanged');
+});
+
+t.test('refusals carry a code: wrong node path, unknown or differing root, missing run', async (t) => {
+  const { bridge, mcp } = await setup(t);
+  const call = (args: Record<string, unknown>) =>
+    mcp.call('harness.write_artifact', { runId: 'run-w', content: 'x', ...args });
+  const wrongPath = await call({ nodeId: 'prove', path: 'proof/other.json' });
+  t.equal(wrongPath.body['error'], 'artifact_write_refused');
+  const both = await call({ nodeId: 'prove', path: 'proof/proof.json', contentBase64: 'eA==' });
+  t.equal(both.body['error'], 'invalid_tool_input');
+
+  const elsewhere = join(bridge.t.dir, 'elsewhere');
+  await mkdir(elsewhere);
+  const differing = await call({ nodeId: 'prove', path: 'proof/proof.json', artifactRoot: elsewhere });
+  t.equal(
+    differing.body['error'],
+    'run_already_exists',
+    'the bridge refuses a root other than the sealed one',
+  );
+  t.same(await readdir(elsewhere), [], 'nothing written under the other root');
+
+  const missing = await mcp.call('harness.write_artifact', {
+    runId: 'no-such-run',
+    nodeId: 'prove',
+    path: 'proof/proof.json',
+    content: 'x',
+  });
+  t.equal(missing.body['error'], 'run_not_found');
+
+  const fresh = await connectMcp(t, bridge);
+  const unknown = await fresh.call('harness.write_artifact', {
+    runId: 'run-w',
+    nodeId: 'prove',
+    path: 'proof/proof.json',
+    content: 'x',
+  });
+  t.equal(unknown.body['error'], 'artifact_root_unknown', 'a new session must name the root');
+  const named = await fresh.call('harness.write_artifact', {
+    runId: 'run-w',
+    nodeId: 'prove',
+    path: 'proof/proof.json',
+    content: 'x',
+    artifactRoot: bridge.t.artifactRoot,
+  });
+  t.equal(named.isError, false, 'the named root is cross-checked and accepted');
+});
