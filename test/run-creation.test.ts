@@ -1,0 +1,274 @@
+import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import { cleanup, ev, startTestBridge } from './helpers/bridge.js';
+import { assertEnvelope, expectRejected, writeArtifact } from './helpers/expect.js';
+
+/**
+ * CONTRACT 4 POST /runs and SPEC Endpoints 1 / Errors 5: first create 201; an identical (or
+ * narrower) repeat 200 with the stored run; a differing field 409 run_already_exists naming it;
+ * unknown and forbidden fields 400; root and adapter rules.
+ */
+t.test('POST /runs', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  const full = {
+    id: 'rc1',
+    title: 'Fix login',
+    task: 'T-1',
+    repo: 'acme/app',
+    branch: 'main',
+    lane: 'fast',
+    agent: 'runtime-a',
+    risk: 'low',
+    runMode: 'live',
+    eventSource: 'api',
+    artifactRoot: b.t.artifactRoot,
+  };
+
+  t.test('first create: 201 created:true with the run', async (t) => {
+    const r = await b.req('POST', '/runs', full);
+    t.equal(r.status, 201, JSON.stringify(r.body));
+    t.equal(r.body['ok'], true);
+    t.equal(r.body['created'], true);
+    t.equal(r.body['run'].id, 'rc1');
+    t.equal(r.body['run'].title, 'Fix login');
+    t.equal(r.body['run'].runMode, 'live');
+    t.equal(r.body['run'].artifactRootSet, true);
+    t.same(r.body['run'].metadata, {
+      title: 'Fix login',
+      task: 'T-1',
+      repo: 'acme/app',
+      branch: 'main',
+      lane: 'fast',
+      agent: 'runtime-a',
+      risk: 'low',
+    });
+    t.notOk(JSON.stringify(r.body).includes(b.t.artifactRoot), 'the absolute root is not returned');
+  });
+
+  t.test('identical repeat: 200 created:false, nothing changes', async (t) => {
+    const before = await readdir(b.t.dataDir);
+    const r = await b.req('POST', '/runs', full);
+    t.equal(r.status, 200);
+    t.equal(r.body['created'], false);
+    t.equal(r.body['run'].title, 'Fix login');
+    t.same(await readdir(b.t.dataDir), before);
+  });
+
+  t.test('a repeat that omits fields never conflicts', async (t) => {
+    for (const body of [
+      { id: 'rc1' },
+      { id: 'rc1', title: 'Fix login' },
+      { id: 'rc1', artifactRoot: b.t.artifactRoot },
+    ]) {
+      const r = await b.req('POST', '/runs', body);
+      t.equal(r.status, 200, JSON.stringify(body));
+      t.equal(r.body['created'], false);
+    }
+  });
+
+  t.test('a differing field: 409 run_already_exists naming each field', async (t) => {
+    const other = join(b.t.dir, 'other-root');
+    await mkdir(other, { recursive: true });
+    const cases: [Record<string, unknown>, string[]][] = [
+      [{ title: 'Other' }, ['title']],
+      [{ task: 'T-2', risk: 'high' }, ['task', 'risk']],
+      [{ runMode: 'replay' }, ['runMode']],
+      [{ eventSource: 'mcp' }, ['eventSource']],
+      [{ artifactRoot: other }, ['artifactRoot']],
+    ];
+    for (const [over, fields] of cases) {
+      const r = await expectRejected(
+        t,
+        b,
+        'rc1',
+        () => b.req('POST', '/runs', { id: 'rc1', ...over }),
+        409,
+        'run_already_exists',
+      );
+      for (const f of fields) {
+        t.ok(
+          r.body['problems'].some((p: string) => p.startsWith(`${f} `)),
+          `names ${f}: ${JSON.stringify(r.body['problems'])}`,
+        );
+      }
+      t.equal(r.body['problems'].length, fields.length);
+    }
+    const after = await b.req('GET', '/runs/rc1');
+    t.equal(after.body['run'].title, 'Fix login', 'the stored run is unchanged');
+  });
+
+  t.test('unknown and forbidden fields: 400, nothing created', async (t) => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ status: 'completed' }, 'run_creation_contract_violation'],
+      [{ color: 'red' }, 'run_creation_contract_violation'],
+      [{ events: [] }, 'run_creation_contract_violation'],
+      [{ commissioned: true }, 'run_creation_contract_violation'],
+      [{ trustPin: 'a'.repeat(64) }, 'run_creation_contract_violation'],
+      [{ humanToken: 'x' }, 'client_supplied_human_token_rejected'],
+      [{ humanApprovalToken: 'x' }, 'client_supplied_human_token_rejected'],
+      [{ auth: 'x' }, 'client_supplied_human_token_rejected'],
+      [{ title: 5 }, 'run_creation_contract_violation'],
+      [{ runMode: 'dry' }, 'run_creation_contract_violation'],
+    ];
+    for (const [over, code] of cases) {
+      await expectRejected(
+        t,
+        b,
+        'rc-bad',
+        () => b.req('POST', '/runs', { id: 'rc-bad', ...over }),
+        400,
+        code,
+      );
+      t.equal((await b.req('GET', '/runs/rc-bad')).status, 404, `${JSON.stringify(over)} created nothing`);
+    }
+    for (const body of [{}, { id: '' }, { id: '-x' }, { id: 'a'.repeat(129) }, { id: 7 }, [], 'null']) {
+      const r = await b.req('POST', '/runs', body);
+      t.equal(r.status, 400, JSON.stringify(body));
+      assertEnvelope(t, r.body, 'run_creation_contract_violation');
+    }
+  });
+
+  t.test('a refused create on an existing run changes nothing', async (t) => {
+    await expectRejected(
+      t,
+      b,
+      'rc1',
+      () => b.req('POST', '/runs', { id: 'rc1', title: 'Fix login', status: 'completed' }),
+      400,
+      'run_creation_contract_violation',
+    );
+  });
+
+  t.test('IDs are exact: no case folding or mapping', async (t) => {
+    t.equal((await b.req('POST', '/runs', { id: 'RC1', title: 'Other' })).status, 201);
+    t.equal((await b.req('GET', '/runs/rc1')).body['run'].title, 'Fix login');
+    t.equal((await b.req('GET', '/runs/RC1')).body['run'].title, 'Other');
+  });
+});
+
+t.test('artifactRoot and adapter on creation', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+
+  t.test('a root that is relative, missing or a file: 400 artifact_verification_failed', async (t) => {
+    const file = await writeArtifact(b.t.dir, 'plain-file', 'x');
+    for (const root of ['relative/root', join(b.t.dir, 'does-not-exist'), file]) {
+      await expectRejected(
+        t,
+        b,
+        'ar',
+        () => b.req('POST', '/runs', { id: 'ar', artifactRoot: root }),
+        400,
+        'artifact_verification_failed',
+      );
+      t.equal((await b.req('GET', '/runs/ar')).status, 404);
+    }
+  });
+
+  t.test('a create without root may seal one later, before any event; then it is fixed', async (t) => {
+    t.equal((await b.req('POST', '/runs', { id: 'late' })).status, 201);
+    const seal = await b.req('POST', '/runs', { id: 'late', artifactRoot: b.t.artifactRoot });
+    t.equal(seal.status, 200, JSON.stringify(seal.body));
+    t.equal(seal.body['run'].artifactRootSet, true);
+    const other = join(b.t.dir, 'other');
+    await mkdir(other);
+    await expectRejected(
+      t,
+      b,
+      'late',
+      () => b.req('POST', '/runs', { id: 'late', artifactRoot: other }),
+      409,
+      'run_already_exists',
+    );
+  });
+
+  t.test('a run with events and no root cannot gain one', async (t) => {
+    t.equal((await b.req('POST', '/runs/noroot/events', ev())).status, 201);
+    await expectRejected(
+      t,
+      b,
+      'noroot',
+      () => b.req('POST', '/runs', { id: 'noroot', artifactRoot: b.t.artifactRoot }),
+      409,
+      'run_already_exists',
+    );
+    await expectRejected(
+      t,
+      b,
+      'noroot',
+      () => b.req('POST', '/runs/noroot/events', ev({ artifactRoot: b.t.artifactRoot })),
+      409,
+      'event_state_violation',
+    );
+  });
+
+  t.test('adapter paths outside the allowed roots are refused', async (t) => {
+    const outside = await writeArtifact(b.t.dir, 'elsewhere/project-adapter.json', '{}');
+    const linkDir = join(b.t.artifactRoot, 'adapters');
+    await mkdir(linkDir, { recursive: true });
+    await symlink(outside, join(linkDir, 'project-adapter.json'));
+    const cases = [
+      outside,
+      '/etc/hostname',
+      '../elsewhere/project-adapter.json',
+      join(linkDir, 'project-adapter.json'),
+      'adapters/project-adapter.json',
+    ];
+    for (const adapterPath of cases) {
+      await expectRejected(
+        t,
+        b,
+        'ad',
+        () => b.req('POST', '/runs', { id: 'ad', artifactRoot: b.t.artifactRoot, adapterPath }),
+        400,
+        'adapter_policy_violation',
+      );
+      await expectRejected(
+        t,
+        b,
+        'ad',
+        () => b.req('POST', '/runs/ad/events', ev({ artifactRoot: b.t.artifactRoot, adapterPath })),
+        400,
+        'adapter_policy_violation',
+      );
+      t.equal((await b.req('GET', '/runs/ad')).status, 404, `${adapterPath}: no run`);
+    }
+  });
+
+  t.test('an adapter inside HARNESS_REPO_ROOT is accepted and narrows the required nodes', async (t) => {
+    await writeFile(
+      join(b.t.repo, 'project-adapter.json'),
+      JSON.stringify({ runtime: { requiredNodes: ['intake'] } }),
+    );
+    const r = await b.req('POST', '/runs', {
+      id: 'adok',
+      artifactRoot: b.t.artifactRoot,
+      adapterPath: join(b.t.repo, 'project-adapter.json'),
+    });
+    t.equal(r.status, 201, JSON.stringify(r.body));
+    t.equal(r.body['run'].adapter.rootKind, 'repo-root');
+    t.same(
+      r.body['run'].nodes.filter((n: any) => n.required).map((n: any) => n.id),
+      ['intake', 'prove', 'handoff'],
+      'prove and handoff stay required',
+    );
+    t.notOk(JSON.stringify(r.body).includes(b.t.repo), 'no absolute adapter path returned');
+  });
+
+  t.test('an invalid adapter document is refused', async (t) => {
+    await writeFile(
+      join(b.t.repo, 'bad-adapter.json'),
+      JSON.stringify({ runtime: { requiredNodes: ['cloud-aws'] } }),
+    );
+    await expectRejected(
+      t,
+      b,
+      'adbad',
+      () => b.req('POST', '/runs', { id: 'adbad', adapterPath: join(b.t.repo, 'bad-adapter.json') }),
+      400,
+      'adapter_policy_violation',
+    );
+  });
+});
