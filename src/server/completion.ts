@@ -1,7 +1,7 @@
 import type { OpenRun } from '../storage/run-files.js';
-import { claimArtifact } from '../validators/artifact-root.js';
 import type { RunFacts } from '../validators/facts.js';
 import { structuralProblems } from '../validators/structural.js';
+import type { HashPool } from '../workers/pool.js';
 import type { BridgeContext } from './context.js';
 
 /** The artifacts the finish line relies on: claimed artifacts of required, non-skipped nodes. */
@@ -14,28 +14,41 @@ function requiredClaims(run: OpenRun): { path: string; sha256: string }[] {
     .map((a) => ({ path: a.path, sha256: a.sha256 }));
 }
 
-/** Re-resolves and re-hashes every required artifact; a missing or changed file is a problem. */
-export async function rehashRequired(
-  ctx: BridgeContext,
-  run: OpenRun,
+/**
+ * Re-resolves and re-hashes claimed artifacts in the hash pool (small files batched into one
+ * task); a missing, unreadable or changed file is a problem. The gate's and the bench's one path.
+ */
+export async function rehashClaims(
+  pool: HashPool,
+  root: string,
+  claims: readonly { path: string; sha256: string }[],
 ): Promise<{ digests: Map<string, string>; problems: string[] }> {
   const digests = new Map<string, string>();
   const problems: string[] = [];
-  const root = run.config.artifactRoot;
-  if (root === null) return { digests, problems };
-  await Promise.all(
-    requiredClaims(run).map(async (claim) => {
-      try {
-        const now = await claimArtifact(root, claim.path, ctx.pool.hasher);
-        digests.set(claim.path, now.sha256);
-        if (now.sha256 !== claim.sha256)
-          problems.push(`artifact ${claim.path} changed since it was verified`);
-      } catch (err) {
-        problems.push(`artifact ${claim.path} cannot be re-verified: ${(err as Error).message}`);
-      }
-    }),
+  const results = await pool.claimMany(
+    root,
+    claims.map((c) => c.path),
   );
+  claims.forEach((claim, i) => {
+    const now = results[i];
+    if (!now?.ok) {
+      problems.push(`artifact ${claim.path} cannot be re-verified: ${now ? now.message : 'no result'}`);
+      return;
+    }
+    digests.set(claim.path, now.sha256);
+    if (now.sha256 !== claim.sha256) problems.push(`artifact ${claim.path} changed since it was verified`);
+  });
   return { digests, problems: problems.sort() };
+}
+
+/** Re-resolves and re-hashes every required artifact of the run. */
+export function rehashRequired(
+  ctx: BridgeContext,
+  run: OpenRun,
+): Promise<{ digests: Map<string, string>; problems: string[] }> {
+  const root = run.config.artifactRoot;
+  if (root === null) return Promise.resolve({ digests: new Map(), problems: [] });
+  return rehashClaims(ctx.pool, root, requiredClaims(run));
 }
 
 export function factsOf(run: OpenRun): RunFacts {

@@ -3,7 +3,6 @@ import { readFile } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { canonicalBytes } from '../storage/mac.js';
 import type { OpenRun } from '../storage/run-files.js';
-import { ArtifactError, openArtifact } from '../validators/artifact-root.js';
 import { factsOf } from './completion.js';
 import type { BridgeContext } from './context.js';
 import { validatorCodeDigest } from './runtime-identity.js';
@@ -28,28 +27,18 @@ async function artifactDrift(
   if (root === null) return { digests, problems };
   const needles = [ctx.env.accessToken, ctx.env.humanToken, ctx.env.integrityKey.toString('utf8')];
   const claimed = run.state.artifacts;
-  const paths = new Set([...Object.keys(claimed), ...REFERENCED_DOCUMENTS]);
-  await Promise.all(
-    [...paths].map(async (path) => {
-      let opened: Awaited<ReturnType<typeof openArtifact>>;
-      try {
-        opened = await openArtifact(root, path);
-      } catch (err) {
-        const optional = !claimed[path] && err instanceof ArtifactError && /does not exist/.test(err.message);
-        if (!optional) problems.push(`artifact ${path}: ${(err as Error).message}`);
-        return;
-      }
-      try {
-        const { sha256, leaked } = await ctx.pool.hashAndScan(opened, needles);
-        digests[path] = sha256;
-        if (claimed[path] && claimed[path].sha256 !== sha256)
-          problems.push(`artifact ${path} changed after completion`);
-        if (leaked) problems.push(`artifact ${path} contains a bridge credential value`);
-      } finally {
-        await opened.handle.close();
-      }
-    }),
-  );
+  const paths = [...new Set([...Object.keys(claimed), ...REFERENCED_DOCUMENTS])];
+  const results = await ctx.pool.claimMany(root, paths, { needles });
+  for (const r of results) {
+    if (!r.ok) {
+      if (claimed[r.path] || !r.missing) problems.push(`artifact ${r.path}: ${r.message}`);
+      continue;
+    }
+    digests[r.path] = r.sha256;
+    if (claimed[r.path] && claimed[r.path]?.sha256 !== r.sha256)
+      problems.push(`artifact ${r.path} changed after completion`);
+    if (r.leaked) problems.push(`artifact ${r.path} contains a bridge credential value`);
+  }
   return { digests, problems: problems.sort() };
 }
 

@@ -19,8 +19,8 @@ export interface OpenedArtifact {
   mtimeMs: number;
 }
 
-const O_DIRECTORY = constants.O_DIRECTORY ?? 0;
-const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+export const O_DIRECTORY = constants.O_DIRECTORY ?? 0;
+export const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
 /** Resolves the real path of an artifact root; it must be absolute and a directory. */
 export async function resolveRoot(root: string): Promise<string> {
@@ -53,7 +53,7 @@ export async function openArtifact(realRoot: string, relPath: string): Promise<O
     current = `${current}${sep}${dir}`;
     const h = await open(current, constants.O_RDONLY | O_DIRECTORY | O_NOFOLLOW).catch(
       (err: NodeJS.ErrnoException) => {
-        throw new ArtifactError(describe(err, relPath));
+        throw new ArtifactError(describeOpenError(err, relPath));
       },
     );
     await h.close();
@@ -61,7 +61,7 @@ export async function openArtifact(realRoot: string, relPath: string): Promise<O
   const leaf = `${realRoot}${sep}${relPath}`;
   const handle = await open(leaf, constants.O_RDONLY | O_NOFOLLOW | constants.O_NONBLOCK).catch(
     (err: NodeJS.ErrnoException) => {
-      throw new ArtifactError(describe(err, relPath));
+      throw new ArtifactError(describeOpenError(err, relPath));
     },
   );
   try {
@@ -78,7 +78,8 @@ export async function openArtifact(realRoot: string, relPath: string): Promise<O
   }
 }
 
-function describe(err: NodeJS.ErrnoException, relPath: string): string {
+/** The one wording of an open failure, shared with the synchronous twin (artifact-open-sync.ts). */
+export function describeOpenError(err: NodeJS.ErrnoException, relPath: string): string {
   switch (err.code) {
     case 'ENOENT':
       return `${relPath} does not exist`;

@@ -5,7 +5,12 @@ import { Piscina } from 'piscina';
 import { INLINE_HASH_MAX_BYTES } from '../contract/index.js';
 import type { DescriptorHasher, OpenedArtifact } from '../validators/artifact-root.js';
 import { inlineHasher } from '../validators/artifact-root.js';
-import { type HashResult, hashDescriptor, type WorkerTask } from './tasks.js';
+import { type ClaimResult, type HashResult, hashDescriptor, type WorkerTask } from './tasks.js';
+
+export type { ClaimResult } from './tasks.js';
+
+/** At most this many paths per claim task; fewer when that leaves threads idle. */
+const CLAIM_BATCH_MAX = 64;
 
 /**
  * The main-thread side of the worker pool. The worker file is resolved with the caller's own
@@ -17,7 +22,7 @@ const workerFile = new URL(`./tasks${extname(self)}`, import.meta.url).href;
 export class HashPool {
   readonly pool: Piscina;
 
-  constructor(threads: number = Math.min(4, availableParallelism())) {
+  constructor(readonly threads: number = Math.min(4, availableParallelism())) {
     this.pool = new Piscina({
       filename: workerFile,
       minThreads: 1,
@@ -47,6 +52,32 @@ export class HashPool {
     if (!result?.ok) throw new Error(`hashing failed: ${result ? result.message : 'no result'}`);
     return result.sha256;
   };
+
+  /**
+   * Opens, checks and hashes many artifacts under one real root: the paths are split into batches
+   * (small files share a task, so no per-file thread hop or main-thread syscall round-trip), at
+   * least four batches per thread so every thread stays busy. Results come back in path order.
+   */
+  async claimMany(
+    realRoot: string,
+    paths: readonly string[],
+    opts: { needles?: string[]; onProgress?: (done: number) => void } = {},
+  ): Promise<ClaimResult[]> {
+    const size = Math.max(1, Math.min(CLAIM_BATCH_MAX, Math.ceil(paths.length / (this.threads * 4))));
+    const batches: string[][] = [];
+    for (let i = 0; i < paths.length; i += size) batches.push(paths.slice(i, i + size));
+    let done = 0;
+    const results = await Promise.all(
+      batches.map(async (batch) => {
+        const task: WorkerTask = { op: 'claim', root: realRoot, paths: batch, needles: opts.needles ?? [] };
+        const r = (await this.pool.run(task)) as ClaimResult[];
+        done += batch.length;
+        opts.onProgress?.(done);
+        return r;
+      }),
+    );
+    return results.flat();
+  }
 
   get figures(): { threads: number; queued: number; completed: number } {
     return { threads: this.pool.threads.length, queued: this.pool.queueSize, completed: this.pool.completed };

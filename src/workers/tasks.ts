@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import { readSync } from 'node:fs';
+import { closeSync, readSync } from 'node:fs';
+import { openArtifactSync } from '../validators/artifact-open-sync.js';
+import { ArtifactError } from '../validators/artifact-root.js';
 
 /**
  * Code that runs inside a worker thread. Results are plain objects: errors crossing the thread
@@ -9,7 +11,14 @@ export type HashResult =
   | { ok: true; sha256: string; bytes: number; leaked: boolean }
   | { ok: false; code: string; message: string };
 
+/** What a claim task reports per path: the claim, or why the file cannot be claimed. */
+export type ClaimResult =
+  | { ok: true; path: string; sha256: string; size: number; mtimeMs: number; leaked: boolean }
+  | { ok: false; path: string; missing: boolean; message: string };
+
 const CHUNK = 1024 * 1024;
+// One read buffer per thread: hashDescriptor is synchronous, so it is never used twice at once.
+let scratch = Buffer.allocUnsafe(CHUNK);
 
 /**
  * Hashes an already-opened descriptor from offset 0. Descriptors are process-wide, so the main
@@ -20,7 +29,8 @@ export function hashDescriptor(fd: number, needles: readonly string[] = []): Has
   const patterns = needles.filter((n) => n !== '').map((n) => Buffer.from(n));
   // Bytes kept from the previous chunk so a credential split across two reads is still found.
   const overlap = Math.max(0, ...patterns.map((p) => p.length - 1));
-  const buf = Buffer.allocUnsafe(CHUNK + overlap);
+  if (scratch.length < CHUNK + overlap) scratch = Buffer.allocUnsafe(CHUNK + overlap);
+  const buf = scratch;
   let carried = 0;
   let leaked = false;
   let position = 0;
@@ -42,18 +52,43 @@ export function hashDescriptor(fd: number, needles: readonly string[] = []): Has
   return { ok: true, sha256: hash.digest('hex'), bytes: position, leaked };
 }
 
-export interface WorkerTask {
-  op: 'hash';
-  fds: number[];
-  /** Byte strings that must not occur in the files (credential values on completed-run reads). */
-  needles?: string[];
+/**
+ * Opens (with every no-link check of openArtifactSync), hashes and closes one artifact inside the
+ * worker, so a batch of small files costs one task and no main-thread round-trip per syscall.
+ */
+export function claimOne(root: string, path: string, needles: readonly string[]): ClaimResult {
+  let opened: ReturnType<typeof openArtifactSync>;
+  try {
+    opened = openArtifactSync(root, path);
+  } catch (err) {
+    const message = err instanceof ArtifactError ? err.message : `${path} cannot be opened (${String(err)})`;
+    return { ok: false, path, missing: message === `${path} does not exist`, message };
+  }
+  try {
+    const r = hashDescriptor(opened.fd, needles);
+    if (!r.ok) return { ok: false, path, missing: false, message: `${path} cannot be read (${r.code})` };
+    return { ok: true, path, sha256: r.sha256, size: opened.size, mtimeMs: opened.mtimeMs, leaked: r.leaked };
+  } finally {
+    closeSync(opened.fd);
+  }
 }
 
-/** Piscina entry point: one task may carry many small descriptors (batched) or one large one. */
-export default function run(task: WorkerTask): HashResult[] {
+export type WorkerTask =
+  | {
+      op: 'hash';
+      fds: number[];
+      /** Byte strings that must not occur in the files (credential values on completed-run reads). */
+      needles?: string[];
+    }
+  | { op: 'claim'; root: string; paths: string[]; needles?: string[] };
+
+/** Piscina entry point: one task may carry many small files (batched) or one large one. */
+export default function run(task: WorkerTask): HashResult[] | ClaimResult[] {
   switch (task.op) {
     case 'hash':
       return task.fds.map((fd) => hashDescriptor(fd, task.needles));
+    case 'claim':
+      return task.paths.map((p) => claimOne(task.root, p, task.needles ?? []));
     default:
       return [];
   }
