@@ -132,12 +132,13 @@ t.test('--deny records status blocked with the reason; a replay run uses a repla
 });
 
 t.test('confirmation: a TTY answer decides; no TTY and no --yes is a usage error', async (t) => {
-  const { posted, env } = await bridge(t);
+  const { upstream, posted, env } = await bridge(t);
   const ask = { ...grant, yes: false };
   t.equal(await approve(RUN, ask, io(env, { tty: true, answer: 'n' }).io), 1);
   t.equal(posted.length, 0, 'a refusal sends nothing');
+  const before = upstream.received.length;
   await t.rejects(approve(RUN, ask, io(env, { tty: false }).io), UsageError);
-  t.equal(posted.length, 0);
+  t.equal(upstream.received.length, before, 'no TTY is refused before any request');
   t.equal(await approve(RUN, ask, io(env, { tty: true, answer: 'yes' }).io), 0);
   t.equal(posted.length, 1);
 });

@@ -42,6 +42,9 @@ export async function approve(runId: string, opts: ApproveOptions, io: ApproveIO
   if (opts.node !== undefined && !(NODE_IDS as readonly string[]).includes(opts.node)) {
     throw new UsageError(`--node must be one of ${NODE_IDS.join(', ')}`);
   }
+  if (!opts.yes && !io.stdin.isTTY) {
+    throw new UsageError('no terminal to confirm on: pass --yes to approve non-interactively');
+  }
   const accessToken = requireEnv('HARNESS_BRIDGE_ACCESS_TOKEN', io.env);
   const humanToken = requireEnv('HARNESS_HUMAN_APPROVAL_TOKEN', io.env);
   const say = (s: string) => io.stdout.write(`${s}\n`);
@@ -88,8 +91,6 @@ export async function approve(runId: string, opts: ApproveOptions, io: ApproveIO
   say(`Decision: ${decision.toUpperCase()}${opts.reason ? ` (reason: ${opts.reason})` : ''}`);
 
   if (!opts.yes) {
-    if (!io.stdin.isTTY)
-      throw new UsageError('no terminal to confirm on: pass --yes to approve non-interactively');
     const rl = createInterface({ input: io.stdin, output: io.stdout });
     const answer = await rl.question(`${decision === 'grant' ? 'Grant' : 'Deny'} this approval? [y/N] `);
     rl.close();

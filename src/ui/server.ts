@@ -28,7 +28,7 @@ export async function buildUiServer(options: UiServerOptions): Promise<FastifyIn
     exposeHeadRoutes: false,
     bodyLimit: 1024,
     // Canonical run IDs reach 128 characters; find-my-way's default of 100 would 404 the longest.
-    maxParamLength: 256,
+    routerOptions: { maxParamLength: 256 },
     // Never trust X-Forwarded-*: this server is only ever reached directly over loopback.
     trustProxy: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
