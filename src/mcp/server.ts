@@ -68,9 +68,11 @@ export async function serveMcp(token: string, env: NodeJS.ProcessEnv = process.e
   const gate = createFinishLineGate({ concurrency: 1, deadlineMs: 120_000 });
   const server = createMcpServer(new McpSession(token, gate, env));
   const transport = new StdioServerTransport();
-  await server.connect(transport);
-  await new Promise<void>((resolve) => {
-    transport.onclose = () => resolve();
+  const closed = new Promise<void>((resolve) => {
+    server.onclose = () => resolve();
     process.stdin.once('end', () => resolve());
   });
+  await server.connect(transport);
+  await closed;
+  await server.close();
 }
