@@ -1,4 +1,4 @@
-import type { RunStore } from '../storage/store.js';
+import type { RunStorage } from '../storage/types.js';
 import type { FinishLineEnv, RunFacts } from '../validators/facts.js';
 import type { HashPool } from '../workers/pool.js';
 import type { BridgeEnv } from './env.js';
@@ -9,7 +9,7 @@ export type FinishLineGate = (facts: RunFacts, env: FinishLineEnv) => Promise<st
 
 export interface BridgeContext {
   env: BridgeEnv;
-  store: RunStore;
+  store: RunStorage;
   queue: RunQueue;
   pool: HashPool;
   finishLine: FinishLineGate | null;
