@@ -1,0 +1,325 @@
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import t, { type Test } from 'tap';
+import { DEFAULT_ARTIFACT_BY_NODE, NODE_IDS, type NodeId } from '../src/contract/index.js';
+import type { FinishLineGate } from '../src/server/context.js';
+import { cleanup, ev, startTestBridge, type TestBridge } from './helpers/bridge.js';
+import { expectRejected, records } from './helpers/expect.js';
+
+/**
+ * SPEC completion rules 1-4 and 10, CONTRACT 5: each structural rule alone blocks `run.completed`
+ * (409 finish_line_blocked with the problems, and a `run.blocked` record appended by the bridge);
+ * a run that satisfies them completes and is then closed.
+ */
+interface DriveOptions {
+  omitNode?: NodeId[];
+  omitArtifact?: NodeId[];
+  skip?: NodeId[];
+}
+
+async function drive(b: TestBridge, runId: string, o: DriveOptions = {}, over: Record<string, unknown> = {}) {
+  const post = async (body: Record<string, unknown>) => {
+    const r = await b.req('POST', `/runs/${runId}/events`, { ...body, ...over });
+    if (r.status !== 201) throw new Error(`${JSON.stringify(body)}: ${JSON.stringify(r.body)}`);
+  };
+  await post(ev({ type: 'run.created', artifactRoot: b.t.artifactRoot }));
+  // Nodes are independent: drive them in parallel (their events share group commits).
+  await Promise.all(
+    NODE_IDS.map(async (nodeId) => {
+      if (o.omitNode?.includes(nodeId)) return;
+      if (o.skip?.includes(nodeId)) {
+        await post(ev({ type: 'node.skipped', nodeId, status: 'skipped', skipReason: 'not in scope' }));
+        return;
+      }
+      const path = DEFAULT_ARTIFACT_BY_NODE[nodeId];
+      await mkdir(dirname(join(b.t.artifactRoot, path)), { recursive: true });
+      await writeFile(join(b.t.artifactRoot, path), `artifact of ${nodeId}\n`);
+      await post(ev({ nodeId }));
+      if (!o.omitArtifact?.includes(nodeId))
+        await post(ev({ type: 'artifact.written', nodeId, artifact: path }));
+      await post(ev({ type: 'gate.fired', nodeId, nodeState: 'passed', status: 'passed' }));
+    }),
+  );
+}
+
+const completion = (over: Record<string, unknown> = {}) =>
+  ev({ type: 'run.completed', nodeId: 'handoff', status: 'passed', ...over });
+
+/** Expects a refused completion: exactly one run.blocked record appended, the completion not stored. */
+async function expectBlocked(t: Test, b: TestBridge, runId: string, problems: number, over = {}) {
+  const before = await b.journal(runId);
+  const body = completion({ id: `done-${Math.random().toString(36).slice(2)}`, ...over });
+  const r = await b.req('POST', `/runs/${runId}/events`, body);
+  t.equal(r.status, 409, JSON.stringify(r.body));
+  t.equal(r.body['error'], 'finish_line_blocked');
+  t.equal(
+    r.body['problems'].length,
+    problems,
+    `${problems} failing check(s): ${JSON.stringify(r.body['problems'])}`,
+  );
+  const after = await b.journal(runId);
+  t.ok(after.subarray(0, before.length).equals(before), 'earlier records untouched');
+  const added = records(after.subarray(before.length));
+  t.equal(added.length, 1, 'exactly one record appended');
+  t.match(added[0]?.event, { type: 'run.blocked', actor: 'system', status: 'blocked' });
+  t.not(added[0]?.event.id, body['id'], 'the completion itself is not stored');
+  const view = await b.req('GET', `/runs/${runId}`);
+  t.equal(view.body['run'].status, 'blocked');
+  return { r, blocked: added[0]! };
+}
+
+/** One bridge for the file; each test gets its own run and artifact root, and may install a gate. */
+const gates = new Map<string, FinishLineGate>();
+const shared = await startTestBridge(undefined, {
+  finishLine: async (facts, env) => (await gates.get(facts.runId)?.(facts, env)) ?? [],
+});
+t.teardown(() => cleanup(shared));
+let roots = 0;
+const setup = async (
+  _t: Test,
+  opts: { finishLine?: FinishLineGate; runId?: string } = {},
+): Promise<TestBridge> => {
+  const artifactRoot = join(shared.t.dir, `root-${++roots}`);
+  await mkdir(artifactRoot);
+  if (opts.finishLine && opts.runId) gates.set(opts.runId, opts.finishLine);
+  return { ...shared, t: { ...shared.t, artifactRoot } };
+};
+
+t.test('rule 1: a required node not passed blocks (and the block is recorded)', async (t) => {
+  const b = await setup(t);
+  await drive(b, 'c1', { omitNode: ['live-smoke'] });
+  // Pending node and its missing artifact: rules 1 and 2 both report.
+  const { blocked } = await expectBlocked(t, b, 'c1', 2);
+  t.equal((await b.req('GET', '/runs/c1')).body['run'].completionPreview.ready, false, 'the preview agrees');
+  t.equal(blocked.event.eventSource, 'bridge');
+  t.equal(blocked.event.nodeId, 'handoff');
+  // A later ordinary event returns the run to running.
+  t.equal(
+    (await b.req('POST', '/runs/c1/events', ev({ nodeId: 'live-smoke' }))).body['run'].status,
+    'running',
+  );
+});
+
+t.test('rule 1: an active (entered, not passed) required node blocks', async (t) => {
+  const b = await setup(t);
+  await drive(b, 'c2');
+  t.equal((await b.req('POST', '/runs/c2/events', ev({ nodeId: 'qa-break-it' }))).status, 201);
+  await expectBlocked(t, b, 'c2', 1);
+});
+
+t.test('rule 2: a passed node whose artifact was never verified blocks', async (t) => {
+  const b = await setup(t);
+  await drive(b, 'c3', { omitArtifact: ['qa-break-it'] });
+  await expectBlocked(t, b, 'c3', 1);
+});
+
+t.test('rule 2: a failed node blocks', async (t) => {
+  const b = await setup(t);
+  await drive(b, 'c4');
+  const failed = ev({
+    type: 'node.failed',
+    nodeId: 'implement',
+    status: 'failed',
+    failureReason: 'f',
+    recoveryPath: 'p',
+  });
+  t.equal((await b.req('POST', '/runs/c4/events', failed)).status, 201);
+  // Not passed (rule 1) and its artifact failed (rule 2).
+  await expectBlocked(t, b, 'c4', 2);
+});
+
+t.test('rule 3: a pending approval blocks', async (t) => {
+  const b = await setup(t);
+  await drive(b, 'c5');
+  const request = ev({
+    type: 'approval.requested',
+    nodeId: 'redzone',
+    status: 'needs_approval',
+    approvalOwner: 'ops',
+    approvalScope: 'deploy',
+  });
+  t.equal((await b.req('POST', '/runs/c5/events', request)).status, 201);
+  // Put the node back to passed so only the pending approval remains.
+  t.equal(
+    (
+      await b.req(
+        'POST',
+        '/runs/c5/events',
+        ev({ type: 'gate.fired', nodeId: 'redzone', nodeState: 'passed', status: 'passed' }),
+      )
+    ).status,
+    201,
+  );
+  await expectBlocked(t, b, 'c5', 1);
+  const grant = await b.req(
+    'POST',
+    '/runs/c5/events',
+    ev({
+      type: 'approval.granted',
+      actor: 'human',
+      nodeId: 'redzone',
+      approvalOwner: 'ops',
+      approvalScope: 'deploy',
+    }),
+    { 'x-harness-human-token': b.t.env['HARNESS_HUMAN_APPROVAL_TOKEN']! },
+  );
+  t.equal(grant.status, 201);
+  t.equal(
+    (
+      await b.req(
+        'POST',
+        '/runs/c5/events',
+        ev({ type: 'gate.fired', nodeId: 'redzone', nodeState: 'passed', status: 'passed' }),
+      )
+    ).status,
+    201,
+  );
+  t.equal((await b.req('POST', '/runs/c5/events', completion())).status, 201, 'completes once decided');
+});
+
+t.test('rule 4: self_heal.detected needs a later resolution', async (t) => {
+  const b = await setup(t);
+  await drive(b, 'c6');
+  const opened = ev({
+    type: 'self_heal.pr_opened',
+    nodeId: 'self-heal',
+    selfHealPrUrl: 'https://github.com/o/r/pull/9',
+  });
+  // A resolution before the detection does not count.
+  t.equal((await b.req('POST', '/runs/c6/events', opened)).status, 201);
+  t.equal(
+    (await b.req('POST', '/runs/c6/events', ev({ type: 'self_heal.detected', nodeId: 'self-heal' }))).status,
+    201,
+  );
+  await expectBlocked(t, b, 'c6', 1);
+  t.equal((await b.req('POST', '/runs/c6/events', opened)).status, 201);
+  t.equal((await b.req('POST', '/runs/c6/events', completion())).status, 201);
+});
+
+t.test('rule 4: a verified self_heal/pr.json proposal resolves a detection', async (t) => {
+  const b = await setup(t);
+  await drive(b, 'c7');
+  t.equal(
+    (await b.req('POST', '/runs/c7/events', ev({ type: 'self_heal.detected', nodeId: 'self-heal' }))).status,
+    201,
+  );
+  await expectBlocked(t, b, 'c7', 1);
+  await writeFile(
+    join(b.t.artifactRoot, 'self_heal', 'pr.json'),
+    '{"schema":"harness.self-heal-proposal.v1"}',
+  );
+  const proposed = ev({ type: 'self_heal.pr_proposed', nodeId: 'self-heal', artifact: 'self_heal/pr.json' });
+  const r = await b.req('POST', '/runs/c7/events', proposed);
+  t.equal(r.status, 201, JSON.stringify(r.body));
+  t.equal((await b.req('POST', '/runs/c7/events', completion())).status, 201);
+});
+
+t.test('rule 10: a required artifact changed or deleted after its claim blocks', async (t) => {
+  const b = await setup(t);
+  await drive(b, 'c8');
+  await writeFile(join(b.t.artifactRoot, 'proof/proof.json'), 'edited after the claim\n');
+  await expectBlocked(t, b, 'c8', 1);
+  await rm(join(b.t.artifactRoot, 'handoff/final.md'));
+  await expectBlocked(t, b, 'c8', 2);
+});
+
+t.test('rule 10: an artifact changed while the gate runs blocks', async (t) => {
+  let b: TestBridge | null = null;
+  const gate: FinishLineGate = async () => {
+    await writeFile(join(b!.t.artifactRoot, 'proof/proof.json'), 'swapped mid-gate\n');
+    return [];
+  };
+  b = await setup(t, { finishLine: gate, runId: 'c9' });
+  await drive(b, 'c9');
+  await expectBlocked(t, b, 'c9', 1);
+});
+
+t.test('the content-validator seam: a gate problem blocks, an empty verdict completes', async (t) => {
+  let verdict: string[] = ['proof/proof.json is not harness.proof.v1'];
+  const seen: string[] = [];
+  const b = await setup(t, {
+    runId: 'c10',
+    finishLine: async (facts) => {
+      seen.push(facts.runId);
+      return verdict;
+    },
+  });
+  await drive(b, 'c10');
+  const { r } = await expectBlocked(t, b, 'c10', 1);
+  t.same(r.body['problems'], verdict);
+  verdict = [];
+  t.equal((await b.req('POST', '/runs/c10/events', completion())).status, 201);
+  t.ok(seen.includes('c10'), 'the gate saw the run');
+});
+
+t.test('skipped nodes with reasons and adapter-narrowed nodes do not block', async (t) => {
+  const b = await setup(t);
+  await drive(b, 'c11', { skip: ['cloud-platform', 'live-smoke'] });
+  const done = await b.req('POST', '/runs/c11/events', completion());
+  t.equal(done.status, 201, JSON.stringify(done.body));
+  t.equal(done.body['run'].status, 'completed');
+
+  await writeFile(
+    join(b.t.repo, 'narrow-adapter.json'),
+    JSON.stringify({ runtime: { requiredNodes: ['prove', 'handoff'] } }),
+  );
+  const first = await b.req(
+    'POST',
+    '/runs/c11n/events',
+    ev({ artifactRoot: b.t.artifactRoot, adapterPath: join(b.t.repo, 'narrow-adapter.json') }),
+  );
+  t.equal(first.status, 201, JSON.stringify(first.body));
+  await expectBlocked(t, b, 'c11n', 4);
+  for (const nodeId of ['prove', 'handoff'] as const) {
+    await b.req(
+      'POST',
+      '/runs/c11n/events',
+      ev({ type: 'artifact.written', nodeId, artifact: DEFAULT_ARTIFACT_BY_NODE[nodeId] }),
+    );
+    await b.req(
+      'POST',
+      '/runs/c11n/events',
+      ev({ type: 'gate.fired', nodeId, nodeState: 'passed', status: 'passed' }),
+    );
+  }
+  t.equal((await b.req('POST', '/runs/c11n/events', completion())).status, 201);
+});
+
+t.test('a completed run is closed', async (t) => {
+  const b = await setup(t);
+  await drive(b, 'c12');
+  const done = await b.req('POST', '/runs/c12/events', completion({ id: 'the-completion' }));
+  t.equal(done.status, 201);
+  t.equal(done.body['run'].status, 'completed');
+  const human = { 'x-harness-human-token': b.t.env['HARNESS_HUMAN_APPROVAL_TOKEN']! };
+  for (const body of [
+    ev(),
+    completion(),
+    ev({ type: 'run.blocked', status: 'blocked' }),
+    ev({ type: 'approval.requested', status: 'needs_approval', approvalOwner: 'o', approvalScope: 's' }),
+  ]) {
+    await expectRejected(
+      t,
+      b,
+      'c12',
+      () => b.req('POST', '/runs/c12/events', body, human),
+      409,
+      'run_closed',
+    );
+  }
+  // An idempotent repeat of the completion is still answered as the duplicate it is.
+  const dup = await b.req('POST', '/runs/c12/events', completion({ id: 'the-completion' }));
+  t.equal(dup.status, 200);
+  t.equal(dup.body['duplicate'], true);
+  const view = await b.req('GET', '/runs/c12');
+  t.equal(view.body['run'].status, 'completed');
+  t.equal(view.body['run'].completionPreview.ready, true);
+});
+
+t.test('a replay run records its block with a replay source', async (t) => {
+  const b = await setup(t);
+  await drive(b, 'c13', { omitNode: ['intake'] }, { runMode: 'replay', eventSource: 'local-jsonl' });
+  const { blocked } = await expectBlocked(t, b, 'c13', 2, { runMode: 'replay', eventSource: 'local-jsonl' });
+  t.equal(blocked.event.runMode, 'replay');
+  t.equal(blocked.event.eventSource, 'local-jsonl');
+});
