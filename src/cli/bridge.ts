@@ -12,7 +12,11 @@ export async function serveBridge(
     const bridge = await startBridge({
       env,
       makeFinishLine: (e) =>
-        createFinishLineGate({ concurrency: e.validatorConcurrency, deadlineMs: 120_000 }),
+        createFinishLineGate({
+          concurrency: e.validatorConcurrency,
+          deadlineMs: 120_000,
+          workers: e.workers,
+        }),
     });
     process.stdout.write(`Server listening at ${bridge.url}\n`);
     return bridge;

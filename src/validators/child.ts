@@ -5,7 +5,12 @@
  *
  * `--report-environment` (an explicit argument only the runner's probe passes) makes it print the
  * names of its environment variables instead, so tests can prove the credentials are absent.
+ *
+ * Inventory hashing and Ed25519 checks run in a Piscina pool of its own (the bridge's pool lives
+ * in another process), HARNESS_WORKERS threads, started only when a rule first needs it.
  */
+import type { HashPool } from '../workers/pool.js';
+import type { FinishLineEnv, ValidatorWorkers } from './facts.js';
 import { runFinishLine } from './finish-line.js';
 
 const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
@@ -26,9 +31,35 @@ async function main(): Promise<void> {
     process.stdout.write(JSON.stringify({ ok: true, environmentNames: Object.keys(process.env).sort() }));
     return;
   }
-  const request = JSON.parse(await readStdin()) as { facts: never; env: never };
-  const result = await runFinishLine(request.facts, request.env);
-  process.stdout.write(JSON.stringify({ ok: true, ...result }));
+  const request = JSON.parse(await readStdin()) as { facts: never; env: FinishLineEnv };
+  const workers = lazyPool(workerThreads(process.env['HARNESS_WORKERS']));
+  try {
+    const result = await runFinishLine(request.facts, { ...request.env, workers });
+    process.stdout.write(JSON.stringify({ ok: true, ...result }));
+  } finally {
+    await workers.close();
+  }
+}
+
+/** HARNESS_WORKERS as the bridge validates it (1-64); otherwise the pool's default. */
+function workerThreads(value: string | undefined): number | undefined {
+  const n = Number(value);
+  return Number.isInteger(n) && n >= 1 && n <= 64 ? n : undefined;
+}
+
+function lazyPool(threads: number | undefined): ValidatorWorkers & { close(): Promise<void> } {
+  let pool: Promise<HashPool> | null = null;
+  const get = () => {
+    pool ??= import('../workers/pool.js').then((m) => new m.HashPool(threads));
+    return pool;
+  };
+  return {
+    claimMany: async (root, paths) => (await get()).claimMany(root, paths),
+    verifyEd25519: async (task) => (await get()).verifyEd25519(task),
+    close: async () => {
+      if (pool) await (await pool).close();
+    },
+  };
 }
 
 main().catch((err: unknown) => {

@@ -1,4 +1,6 @@
 import type { RunConfig, RunState } from '../contract/index.js';
+import type { BatchClaimer } from './inventory.js';
+import type { VerifyResult, VerifyTask } from './signature.js';
 
 /** What every finish-line rule reads: the sealed config and the journal-derived state. */
 export interface RunFacts {
@@ -21,6 +23,15 @@ export interface FinishLineEnv {
   repoRoot: string;
   trustPin: string;
   credentialValues?: never;
+  /**
+   * The validator child's worker pool (HashPool): inventory hashing (small files batched into one
+   * task) and Ed25519 checks off the main thread. Absent, the rules hash and verify inline.
+   */
+  workers?: ValidatorWorkers;
+}
+
+export interface ValidatorWorkers extends BatchClaimer {
+  verifyEd25519(task: VerifyTask): Promise<VerifyResult>;
 }
 
 /** A content rule: pure apart from reading the artifact root and git; returns every problem. */

@@ -21,6 +21,19 @@ export function isPostReview(relPath: string): boolean {
   return POST_REVIEW_FILES.includes(relPath) || POST_REVIEW_PREFIXES.some((p) => relPath.startsWith(p));
 }
 
+/** Opens (no link at any component), hashes and sizes many paths in one call (the worker pool). */
+export interface BatchClaimer {
+  claimMany(
+    realRoot: string,
+    paths: readonly string[],
+  ): Promise<
+    (
+      | { ok: true; path: string; sha256: string; size: number }
+      | { ok: false; path: string; message: string }
+    )[]
+  >;
+}
+
 export interface Inventory {
   entries: InventoryEntryT[];
   problems: string[];
@@ -28,7 +41,7 @@ export interface Inventory {
 
 export async function buildInventory(
   realRoot: string,
-  hasher: DescriptorHasher = inlineHasher,
+  hasher: DescriptorHasher | BatchClaimer = inlineHasher,
 ): Promise<Inventory> {
   const paths: string[] = [];
   const problems: string[] = [];
@@ -37,6 +50,15 @@ export async function buildInventory(
     return { entries: [], problems: [`the artifact root holds more than ${INVENTORY_MAX_ENTRIES} files`] };
   }
   paths.sort(comparePaths);
+  if (typeof hasher !== 'function') {
+    // The pool re-opens each path with the same no-link checks, in batches, results in path order.
+    const entries: InventoryEntryT[] = [];
+    for (const r of await hasher.claimMany(realRoot, paths)) {
+      if (r.ok) entries.push({ path: r.path, sha256: r.sha256, size: r.size });
+      else problems.push(`inventory: ${r.message}`);
+    }
+    return { entries, problems };
+  }
   const entries: InventoryEntryT[] = new Array(paths.length);
   let next = 0;
   const worker = async () => {

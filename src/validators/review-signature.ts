@@ -34,11 +34,12 @@ export const reviewSignature: ContentRule = async (facts, env) => {
       if (!key.allowedActorIds.has(reviewer)) {
         problems.push(`signing key ${key.keyId} is not allowed for the independent reviewer ${reviewer}`);
       }
-      const result = verifyEd25519({
+      const task = {
         payload: reviewSigningBytes(review),
         signatureBase64: review.signature.value,
         publicKeyPem: key.publicKeyPem,
-      });
+      };
+      const result = await (env.workers ? env.workers.verifyEd25519(task) : verifyEd25519(task));
       if (!result.ok) {
         problems.push(
           result.error === undefined
@@ -60,7 +61,7 @@ export const reviewSignature: ContentRule = async (facts, env) => {
   if (evidenceBundleDigest(bundle) !== review.evidenceBundleDigest) {
     problems.push('the evidence bundle digest does not match the signed inventory of this run');
   }
-  const current = await buildInventory(env.realRoot);
+  const current = await buildInventory(env.realRoot, env.workers);
   problems.push(...current.problems);
   problems.push(...inventoryDrift(signed, current.entries).map((d) => `unsigned evidence change: ${d}`));
   return problems;

@@ -23,6 +23,8 @@ const OUTPUT_MAX_BYTES = 8 * 1024 * 1024;
 export interface GateOptions {
   concurrency: number;
   deadlineMs: number;
+  /** Threads of the child's own hash/verify pool (HARNESS_WORKERS in the child; not a credential). */
+  workers?: number;
   childEnv?: Record<string, string>;
 }
 
@@ -83,7 +85,10 @@ async function spawnChild(input: string, extraArgs: string[], opts: GateOptions)
   return execa(file, [...args, ...extraArgs], {
     input,
     extendEnv: false,
-    env: childEnvironment(opts.childEnv),
+    env: childEnvironment({
+      ...opts.childEnv,
+      ...(opts.workers === undefined ? {} : { HARNESS_WORKERS: String(opts.workers) }),
+    }),
     timeout: opts.deadlineMs,
     forceKillAfterDelay: 1000,
     maxBuffer: OUTPUT_MAX_BYTES,

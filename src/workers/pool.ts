@@ -5,6 +5,7 @@ import { Piscina } from 'piscina';
 import { INLINE_HASH_MAX_BYTES } from '../contract/index.js';
 import type { DescriptorHasher, OpenedArtifact } from '../validators/artifact-root.js';
 import { inlineHasher } from '../validators/artifact-root.js';
+import type { VerifyResult, VerifyTask } from '../validators/signature.js';
 import { type ClaimResult, type HashResult, hashDescriptor, type WorkerTask } from './tasks.js';
 
 export type { ClaimResult } from './tasks.js';
@@ -77,6 +78,11 @@ export class HashPool {
       }),
     );
     return results.flat();
+  }
+
+  /** Ed25519 verification in a worker thread; a bad key or signature is a result, never a throw. */
+  async verifyEd25519(verify: VerifyTask): Promise<VerifyResult> {
+    return (await this.pool.run({ op: 'verify-ed25519', verify } satisfies WorkerTask)) as VerifyResult;
   }
 
   get figures(): { threads: number; queued: number; completed: number } {

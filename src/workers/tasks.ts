@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, readSync } from 'node:fs';
 import { openArtifactSync } from '../validators/artifact-open-sync.js';
 import { ArtifactError } from '../validators/artifact-root.js';
+import { type VerifyResult, type VerifyTask, verifyEd25519 } from '../validators/signature.js';
 
 /**
  * Code that runs inside a worker thread. Results are plain objects: errors crossing the thread
@@ -80,15 +81,19 @@ export type WorkerTask =
       /** Byte strings that must not occur in the files (credential values on completed-run reads). */
       needles?: string[];
     }
-  | { op: 'claim'; root: string; paths: string[]; needles?: string[] };
+  | { op: 'claim'; root: string; paths: string[]; needles?: string[] }
+  /** Ed25519 verification (pure; the payload arrives as a Uint8Array copy). */
+  | { op: 'verify-ed25519'; verify: VerifyTask };
 
 /** Piscina entry point: one task may carry many small files (batched) or one large one. */
-export default function run(task: WorkerTask): HashResult[] | ClaimResult[] {
+export default function run(task: WorkerTask): HashResult[] | ClaimResult[] | VerifyResult {
   switch (task.op) {
     case 'hash':
       return task.fds.map((fd) => hashDescriptor(fd, task.needles));
     case 'claim':
       return task.paths.map((p) => claimOne(task.root, p, task.needles ?? []));
+    case 'verify-ed25519':
+      return verifyEd25519(task.verify);
     default:
       return [];
   }
