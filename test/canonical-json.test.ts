@@ -57,7 +57,11 @@ t.test('values outside plain JSON get exactly the package result or error', asyn
     { f: () => 1 },
     cyclic,
     deep,
-    { b: 1, a: 2, B: 3, é: 4, '10': 5, '9': 6, '': 7 },
+    { b: 1, a: 2, B: 3, é: 4, '10': 5, '9': 6, '': 7, '-1': 8, '1a': 9 },
+    JSON.parse('{"__proto__":{"a":1},"b":2}'),
+    'tab\there, nul \u0000, bell \u0007',
+    'a backslash \\u0041 that is text',
+    { 'key\u0001': 1, 'line\u2028sep': 'x\u2029' },
   ];
   for (const v of cases) t.same(outcome(canonicalJson, v), outcome(canonicalize, v));
   t.ok(cases.every(same));
