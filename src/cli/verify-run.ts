@@ -1,0 +1,125 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { RUN_ID_PATTERN, type RunConfig } from '../contract/index.js';
+import { JournalAuthError, type ScanResult, scanJournal } from '../storage/journal.js';
+import { macEqual, sha256Hex } from '../storage/mac.js';
+import { CONFIG_FILE, JOURNAL_FILE, SNAPSHOT_FILE } from '../storage/paths.js';
+import { readConfig } from '../storage/run-files.js';
+import { SealError } from '../storage/sealed-file.js';
+import { readSnapshot } from '../storage/snapshot.js';
+
+/**
+ * The offline authentication of one run directory for `harness verify`: the same checks the
+ * bridge makes when it opens a run (config seal, the whole journal chain, a snapshot bound to a
+ * journal prefix and never ahead of it), read-only: a torn tail is reported, never cut.
+ */
+export interface RunCheck {
+  /** The run ID (trusted only when it hashes to the directory name), else the directory name. */
+  name: string;
+  tampered: string[];
+  unverifiable: string[];
+  events: number;
+  root: string | null;
+  /** The latest claim per artifact path: an artifact re-written and re-claimed supersedes itself. */
+  claims: Map<string, { sha256: string; seq: number }>;
+  tornBytes: number;
+}
+
+const errno = (err: unknown): string | undefined => (err as NodeJS.ErrnoException).code;
+
+/** A run ID read from a config that failed authentication, trusted only if it hashes to `dir`. */
+async function claimedName(path: string, dir: string): Promise<string> {
+  try {
+    const raw = JSON.parse(await readFile(path, 'utf8')) as { runId?: unknown };
+    const id = raw.runId;
+    if (typeof id === 'string' && RUN_ID_PATTERN.test(id) && `run-${sha256Hex(id)}` === dir) return id;
+  } catch {
+    // the directory name is the only identity left
+  }
+  return dir;
+}
+
+async function checkConfig(check: RunCheck, dir: string, key: Buffer): Promise<RunConfig | null> {
+  const path = join(dir, CONFIG_FILE);
+  try {
+    return await readConfig(path, key);
+  } catch (err) {
+    if (errno(err) === 'ENOENT') {
+      check.unverifiable.push('run-config.json is missing (a pre-v0.8 or damaged run directory)');
+    } else if (err instanceof SealError && /unsigned$/.test(err.message)) {
+      check.unverifiable.push('run-config.json is unsigned: a legacy pre-v0.8 layout, archive it');
+    } else if (err instanceof SealError) {
+      check.tampered.push(`run-config.json: ${err.message} (or the key is not this bridge's)`);
+    } else {
+      check.unverifiable.push(`run-config.json cannot be read (${errno(err) ?? String(err)})`);
+    }
+    return null;
+  }
+}
+
+async function checkJournal(check: RunCheck, dir: string, key: Buffer): Promise<ScanResult | null> {
+  try {
+    return await scanJournal(key, check.name, join(dir, JOURNAL_FILE), { readOnly: true });
+  } catch (err) {
+    if (err instanceof JournalAuthError) check.tampered.push(`events.jsonl: ${err.message}`);
+    else if (errno(err) === 'ENOENT') check.tampered.push('events.jsonl is missing');
+    else check.unverifiable.push(`events.jsonl cannot be read (${errno(err) ?? String(err)})`);
+    return null;
+  }
+}
+
+async function checkSnapshot(check: RunCheck, dir: string, key: Buffer, scan: ScanResult | null) {
+  let snap: Awaited<ReturnType<typeof readSnapshot>>;
+  try {
+    snap = await readSnapshot(join(dir, SNAPSHOT_FILE), key);
+  } catch (err) {
+    if (errno(err) === 'ENOENT') return; // not written yet: the journal alone is authoritative
+    if (err instanceof SealError) check.tampered.push(`run.json: ${err.message}`);
+    else check.unverifiable.push(`run.json cannot be read (${errno(err) ?? String(err)})`);
+    return;
+  }
+  if (snap.runId !== check.name) return void check.tampered.push('run.json belongs to another run');
+  if (scan === null) return; // the binding cannot be checked against a journal that failed
+  if (snap.count > scan.entries.length) {
+    check.tampered.push('run.json is ahead of the journal (journal records are missing)');
+  } else if (snap.count > 0 && !macEqual(scan.macs[snap.count - 1] ?? '', snap.headMac)) {
+    check.tampered.push('run.json is not bound to this journal');
+  }
+}
+
+/** Authenticates the three files of the run directory `dirName` under `dataDir`. */
+export async function authenticateRun(dataDir: string, dirName: string, key: Buffer): Promise<RunCheck> {
+  const dir = join(dataDir, dirName);
+  const check: RunCheck = {
+    name: dirName,
+    tampered: [],
+    unverifiable: [],
+    events: 0,
+    root: null,
+    claims: new Map(),
+    tornBytes: 0,
+  };
+  const config = await checkConfig(check, dir, key);
+  if (config === null) {
+    check.name = await claimedName(join(dir, CONFIG_FILE), dirName);
+    return check;
+  }
+  check.name = config.runId;
+  if (`run-${sha256Hex(config.runId)}` !== dirName) {
+    check.tampered.push('run-config.json belongs to another run');
+    return check;
+  }
+  check.root = config.artifactRoot;
+  const scan = await checkJournal(check, dir, key);
+  await checkSnapshot(check, dir, key, scan);
+  if (scan === null) return check;
+  check.events = scan.entries.length;
+  check.tornBytes = scan.truncatedBytes;
+  for (const entry of scan.entries) {
+    if (entry.claim) check.claims.set(entry.claim.path, { sha256: entry.claim.sha256, seq: entry.seq });
+  }
+  if (check.claims.size > 0 && check.root === null) {
+    check.tampered.push('the journal claims artifacts but the run has no artifactRoot');
+  }
+  return check;
+}

@@ -1,0 +1,162 @@
+import { lstat, readdir } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { CREDENTIAL_MIN_BYTES, RUN_ID_PATTERN } from '../contract/index.js';
+import { LEASE_FILE, MUTEX_FILE, RUN_DIR_PATTERN, runDirName } from '../storage/paths.js';
+import { resolveRoot } from '../validators/artifact-root.js';
+import { HashPool } from '../workers/pool.js';
+import { requireEnv, UsageError } from './env.js';
+import { Progress } from './progress.js';
+import { authenticateRun, type RunCheck } from './verify-run.js';
+
+/**
+ * `harness verify [--data-dir D] [runId...]`: an offline check of a data directory with nothing
+ * but the integrity key: config, journal chain and snapshot MACs, then every claimed artifact
+ * re-hashed. It never takes the bridge lease and never writes (a torn tail is reported, not cut).
+ * Exit 0 all intact, 1 anything tampered or drifted, 2 anything that could not be verified.
+ */
+const RUN_CONCURRENCY = 8;
+
+interface Target {
+  dir: string | null;
+  name: string;
+  legacy?: string;
+}
+
+async function listTargets(dataDir: string, ids: string[]): Promise<Target[]> {
+  let names: string[];
+  try {
+    names = (await readdir(dataDir)).sort();
+  } catch (err) {
+    throw new UsageError(
+      `cannot read the data directory ${dataDir} (${(err as NodeJS.ErrnoException).code})`,
+    );
+  }
+  if (ids.length > 0) {
+    return ids.map((id) => {
+      const dir = runDirName(id);
+      return names.includes(dir) ? { dir, name: id } : { dir: null, name: id };
+    });
+  }
+  const targets: Target[] = [];
+  for (const name of names) {
+    if (name === LEASE_FILE || name === MUTEX_FILE || name.startsWith('.tmp-run-')) continue;
+    if (RUN_DIR_PATTERN.test(name)) {
+      targets.push({ dir: name, name });
+      continue;
+    }
+    const st = await lstat(join(dataDir, name)).catch(() => null);
+    if (!st?.isDirectory()) continue;
+    const inner: string[] = await readdir(join(dataDir, name)).catch(() => []);
+    if (inner.includes('run.json') || inner.includes('events.jsonl')) {
+      targets.push({ dir: null, name, legacy: 'a legacy pre-v0.8 layout (<RUN_ID>/run.json): archive it' });
+    }
+  }
+  return targets;
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight. */
+async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+/** Re-hashes the run's claimed artifacts in the pool; drift and deletion are tampering. */
+async function checkArtifacts(check: RunCheck, pool: HashPool, onFiles: (n: number) => void) {
+  if (check.root === null || check.claims.size === 0) return;
+  const real = await resolveRoot(check.root).catch((err: Error) => err);
+  if (real instanceof Error) {
+    check.unverifiable.push(`artifact root ${check.root}: ${real.message}`);
+    onFiles(check.claims.size);
+    return;
+  }
+  const paths = [...check.claims.keys()];
+  let reported = 0;
+  const results = await pool.claimMany(check.root, paths, {
+    onProgress: (done) => {
+      onFiles(done - reported);
+      reported = done;
+    },
+  });
+  for (const r of results) {
+    const claim = check.claims.get(r.path);
+    if (!r.ok) check.tampered.push(`artifact ${r.message}`);
+    else if (claim && r.sha256 !== claim.sha256)
+      check.tampered.push(`artifact ${r.path} changed since it was claimed (event ${claim.seq})`);
+  }
+}
+
+function line(check: RunCheck): string {
+  if (check.tampered.length > 0)
+    return `TAMPERED ${check.name}: ${[...check.tampered, ...check.unverifiable].join('; ')}`;
+  if (check.unverifiable.length > 0) return `UNVERIFIABLE ${check.name}: ${check.unverifiable.join('; ')}`;
+  const torn = check.tornBytes > 0 ? `; a torn tail of ${check.tornBytes} bytes, never acknowledged` : '';
+  return `ok ${check.name} (${check.events} events, ${check.claims.size} artifacts${torn})`;
+}
+
+export async function verifyDataDir(dataDir: string, ids: string[], key: Buffer, progress: Progress) {
+  const targets = await listTargets(dataDir, ids);
+  const checks: RunCheck[] = [];
+  progress.phase(targets.length, 'runs');
+  await eachLimited(targets, RUN_CONCURRENCY, async (t) => {
+    if (t.dir === null) {
+      const reason = t.legacy ?? `no run with this ID in ${dataDir}`;
+      checks.push({
+        name: t.name,
+        tampered: [],
+        unverifiable: [reason],
+        events: 0,
+        root: null,
+        claims: new Map(),
+        tornBytes: 0,
+      });
+    } else {
+      checks.push(await authenticateRun(dataDir, t.dir, key));
+    }
+    progress.update(checks.length);
+  });
+  const files = checks.reduce((n, c) => n + c.claims.size, 0);
+  if (files === 0) return checks.sort((a, b) => a.name.localeCompare(b.name));
+  const pool = new HashPool();
+  try {
+    let hashed = 0;
+    progress.phase(files, 'files');
+    const onFiles = (n: number) => {
+      hashed += n;
+      progress.update(hashed);
+    };
+    await eachLimited(checks, RUN_CONCURRENCY, (c) => checkArtifacts(c, pool, onFiles));
+  } finally {
+    progress.clear();
+    await pool.close();
+  }
+  return checks.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+export function registerVerify(program: Command): void {
+  program
+    .command('verify')
+    .description('offline check of a data directory: config, journal and snapshot MACs, artifact hashes')
+    .argument('[runIds...]', 'only these runs (default: every run in the data directory)')
+    .option('--data-dir <dir>', 'data directory (default HARNESS_DATA_DIR or ~/.harness/runs)')
+    .action(async (runIds: string[], opts: { dataDir?: string }) => {
+      const bad = runIds.find((id) => !RUN_ID_PATTERN.test(id));
+      if (bad !== undefined) throw new UsageError(`run ID ${JSON.stringify(bad)} is not canonical`);
+      const secret = requireEnv('HARNESS_BRIDGE_INTEGRITY_KEY');
+      if (Buffer.byteLength(secret, 'utf8') < CREDENTIAL_MIN_BYTES)
+        throw new UsageError(`HARNESS_BRIDGE_INTEGRITY_KEY must be at least ${CREDENTIAL_MIN_BYTES} bytes`);
+      const dataDir = resolve(
+        opts.dataDir ?? (process.env['HARNESS_DATA_DIR'] || join(homedir(), '.harness', 'runs')),
+      );
+      const checks = await verifyDataDir(dataDir, runIds, Buffer.from(secret, 'utf8'), new Progress());
+      if (checks.length === 0) process.stderr.write(`harness verify: no runs in ${dataDir}\n`);
+      for (const c of checks) process.stdout.write(`${line(c)}\n`);
+      const tampered = checks.some((c) => c.tampered.length > 0);
+      const unverifiable = checks.some((c) => c.unverifiable.length > 0);
+      process.exitCode = tampered ? 1 : unverifiable ? 2 : 0;
+    });
+}

@@ -1,0 +1,156 @@
+import { execFile } from 'node:child_process';
+import { appendFile, cp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import t from 'tap';
+import { progressLine } from '../src/cli/progress.js';
+import { runPaths } from '../src/storage/paths.js';
+import { cleanup, ev, startTestBridge, type TestBridge } from './helpers/bridge.js';
+import { complete, driveToReady } from './helpers/complete-run.js';
+
+/**
+ * `harness verify` through the built CLI: an intact data directory passes; one flipped byte in
+ * each of the three run files, a changed artifact, or a missing key fails with its exit code;
+ * and verify never writes (not even the torn tail the bridge would cut).
+ */
+const cli = resolve('dist/src/cli/main.js');
+const run = promisify(execFile);
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function verify(env: Record<string, string>, ...args: string[]): Promise<Result> {
+  try {
+    const r = await run(process.execPath, [cli, 'verify', ...args], { env });
+    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+/** Every file of the data directory, by relative path, to prove verify wrote nothing. */
+async function tree(dir: string): Promise<Map<string, Buffer>> {
+  const out = new Map<string, Buffer>();
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath, entry.name);
+    out.set(path.slice(dir.length), await readFile(path));
+  }
+  return out;
+}
+
+/** XORs the last byte of the first occurrence of `needle` with 1: one flipped byte, JSON intact. */
+async function flipByte(path: string, needle: string): Promise<void> {
+  const buf = await readFile(path);
+  const at = buf.indexOf(needle);
+  if (at < 0) throw new Error(`${needle} not in ${path}`);
+  const i = at + Buffer.byteLength(needle) - 1;
+  buf[i] = (buf[i] as number) ^ 1;
+  await writeFile(path, buf);
+}
+
+/**
+ * One closed bridge's data directory (r1 completed, its run.json written on close; r2 in
+ * progress), copied afresh for each case so every mutation starts from the intact original.
+ */
+let base: { b: TestBridge; env: Record<string, string> } | null = null;
+let copies = 0;
+
+async function dataDir(): Promise<{ dir: string; root: string; env: Record<string, string> }> {
+  if (base === null) {
+    const b = await startTestBridge();
+    await driveToReady(b, 'r1');
+    if ((await complete(b, 'r1')).status !== 201) throw new Error('r1 did not complete');
+    const r2 = await b.req('POST', '/runs/r2/events', ev({ type: 'run.created', message: 'second run' }));
+    if (r2.status !== 201) throw new Error('r2 was not created');
+    await b.close();
+    const env = {
+      PATH: process.env['PATH'] ?? '',
+      HARNESS_BRIDGE_INTEGRITY_KEY: b.t.env['HARNESS_BRIDGE_INTEGRITY_KEY'] ?? '',
+    };
+    base = { b, env };
+  }
+  const dir = join(base.b.t.dir, `data-${++copies}`);
+  await cp(base.b.t.dataDir, dir, { recursive: true });
+  return { dir, root: base.b.t.artifactRoot, env: { ...base.env, HARNESS_DATA_DIR: dir } };
+}
+
+t.teardown(async () => {
+  if (base) await cleanup(base.b);
+});
+
+t.test('an intact data directory verifies, and verify writes nothing', async (t) => {
+  const { dir, env } = await dataDir();
+  const paths = runPaths(dir, 'r1');
+  t.ok((await readdir(paths.dir)).includes('run.json'), 'the snapshot exists');
+  // A torn tail (a crash mid-write) is reported, never cut: verify is read-only.
+  await appendFile(paths.journal, '{"seq":99,"torn');
+  const before = await tree(dir);
+  const r = await verify(env);
+  t.equal(r.code, 0, r.stdout + r.stderr);
+  t.match(r.stdout, /^ok r1 \(44 events, 14 artifacts; a torn tail of 15 bytes, never acknowledged\)$/m);
+  t.match(r.stdout, /^ok r2 \(1 events, 0 artifacts\)$/m);
+  t.equal(r.stderr, '', 'no progress bar when stderr is not a terminal');
+  t.same(await tree(dir), before, 'the data directory is byte-for-byte unchanged');
+  t.notOk(before.has('/bridge.lease'), 'no lease was taken');
+  const named = await verify({ ...env, HARNESS_DATA_DIR: '/nonexistent' }, '--data-dir', dir, 'r2');
+  t.equal(named.code, 0);
+  t.equal(named.stdout, 'ok r2 (1 events, 0 artifacts)\n', 'only the named run');
+  t.equal(named.stdout.includes(env['HARNESS_BRIDGE_INTEGRITY_KEY'] ?? ''), false);
+});
+
+t.test('one flipped byte in each of the three files is tampering (exit 1)', async (t) => {
+  const files = [
+    ['config', '"artifactRoot":"/', /^TAMPERED r1: run-config\.json: .*fails authentication/m],
+    ['journal', '"message":"m', /^TAMPERED r1: events\.jsonl: journal record \d+ fails authentication/m],
+    ['snapshot', '"status":"completed', /^TAMPERED r1: run\.json: .*fails authentication/m],
+  ] as const;
+  for (const [which, needle, expected] of files) {
+    t.test(which, async (t) => {
+      const { dir, env } = await dataDir();
+      const p = runPaths(dir, 'r1');
+      await flipByte(which === 'config' ? p.config : which === 'journal' ? p.journal : p.snapshot, needle);
+      const r = await verify(env);
+      t.equal(r.code, 1, r.stdout + r.stderr);
+      t.match(r.stdout, expected);
+      t.match(r.stdout, /^ok r2 /m, 'the other run is still reported intact');
+    });
+  }
+});
+
+t.test('a changed or deleted artifact is drift (exit 1)', async (t) => {
+  const { root, env } = await dataDir();
+  await writeFile(join(root, 'handoff/final.md'), 'edited after completion\n');
+  const r = await verify(env, 'r1');
+  t.equal(r.code, 1, r.stdout + r.stderr);
+  t.match(r.stdout, /^TAMPERED r1: artifact handoff\/final\.md changed since it was claimed \(event \d+\)$/m);
+  await writeFile(join(root, 'handoff/final.md'), 'artifact of handoff\n');
+  t.equal((await verify(env, 'r1')).code, 0, 'restoring the bytes restores the verdict');
+});
+
+t.test('without the key, or with a wrong one, nothing is verified', async (t) => {
+  const { dir, env } = await dataDir();
+  const { HARNESS_BRIDGE_INTEGRITY_KEY: key = '', ...rest } = env;
+  const missing = await verify(rest);
+  t.equal(missing.code, 2);
+  t.equal(missing.stdout, '');
+  t.match(missing.stderr, /HARNESS_BRIDGE_INTEGRITY_KEY is not set/);
+  const wrong = await verify({ ...rest, HARNESS_BRIDGE_INTEGRITY_KEY: `${key}x` });
+  t.equal(wrong.code, 1, 'a key that authenticates nothing never passes');
+  t.notOk(wrong.stdout.includes(key), 'the key is never printed');
+  const unknown = await verify(env, 'no-such-run');
+  t.equal(unknown.code, 2);
+  t.match(unknown.stdout, /^UNVERIFIABLE no-such-run: no run with this ID/m);
+  const unreadable = await verify({ ...env, HARNESS_DATA_DIR: join(dir, 'nowhere') });
+  t.equal(unreadable.code, 2);
+});
+
+t.test('the progress line', async (t) => {
+  t.equal(progressLine(512, 1000, 'files', 10), '[#####.....] 512/1000 files');
+  t.equal(progressLine(0, 0, 'runs', 4), '[####] 0/0 runs');
+  t.equal(progressLine(3, 3, 'files', 4), '[####] 3/3 files');
+});
