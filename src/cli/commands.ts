@@ -10,6 +10,7 @@ import { registerReview } from './review.js';
 import { registerRunCreate } from './run-create.js';
 import { registerStart } from './start.js';
 import { registerUi } from './ui.js';
+import { registerVerify } from './verify.js';
 
 /** Each subcommand lives in its own file and registers itself here (one line per command). */
 export function registerCommands(program: Command): void {
@@ -24,4 +25,5 @@ export function registerCommands(program: Command): void {
   registerMcp(program);
   registerStart(program);
   registerUi(program);
+  registerVerify(program);
 }
