@@ -38,6 +38,7 @@ t.test('byte drift in a required artifact quarantines the completed run', async 
   t.equal(got.status, 200, JSON.stringify(got.body).slice(0, 300));
   t.equal(got.body.run.status, 'quarantined');
   t.match(got.body.run.quarantine.reasons, [/handoff\/final\.md changed after completion/]);
+  t.same(await b.req('GET', '/runs/r2').then((r) => r.body), got.body, 'the next read answers the same');
   const list = await b.req('GET', '/runs');
   t.equal(list.body.runs[0].status, 'quarantined', 'the listing agrees');
   const before = await b.journal('r2');
@@ -56,6 +57,9 @@ t.test('a deleted artifact or a credential written into one quarantines the run'
   t.equal((await b.req('GET', '/runs/r3')).body.run.status, 'completed');
   const token = b.t.env['HARNESS_BRIDGE_ACCESS_TOKEN'];
   await writeFile(join(b.t.artifactRoot, 'run/packet.json'), JSON.stringify({ leaked: `x${token}y` }));
+  const listed = await b.req('GET', '/runs');
+  t.equal(listed.body.runs[0].status, 'quarantined', 'the listing read quarantines it');
+  t.same(await b.req('GET', '/runs').then((r) => r.body), listed.body, 'the next listing answers the same');
   const got = await b.req('GET', '/runs/r3');
   t.equal(got.body.run.status, 'quarantined');
   t.match(got.body.run.quarantine.reasons, [/run\/packet\.json contains a bridge credential value/]);

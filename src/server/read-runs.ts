@@ -1,5 +1,6 @@
 import type { EventPage, EventViewT, RunSummary } from '../contract/index.js';
 import { BridgeError, RESPONSE_MAX_BYTES } from '../contract/index.js';
+import type { QuarantineInfo } from '../storage/store.js';
 import { previewProblems } from './completion.js';
 import type { BridgeContext } from './context.js';
 import { reverifyCompleted } from './reverify.js';
@@ -44,6 +45,9 @@ async function summaryOf(ctx: BridgeContext, runId: string): Promise<RunSummary 
   try {
     await loaded.run.journal.idle();
     await reverifyCompleted(ctx, loaded.run);
+    // Quarantined by this read's re-verification: answer as every later read will.
+    const q = ctx.store.quarantineOf(runId);
+    if (q) return quarantinedSummary(runId, loaded.run.config.createdAt, q);
     return summaryView(loaded.run, ctx.store.quarantineOf(runId));
   } finally {
     ctx.store.release(loaded.run);
@@ -54,27 +58,14 @@ async function summaryOf(ctx: BridgeContext, runId: string): Promise<RunSummary 
 export async function getRun(ctx: BridgeContext, runId: string, limit: number, cursor: number | undefined) {
   const loaded = await ctx.store.load(runId);
   if (loaded.kind === 'missing') throw new BridgeError('run_not_found', 'no run has this ID');
-  if (loaded.kind === 'quarantined') {
-    const run = {
-      ...quarantinedSummary(runId, loaded.createdAt, loaded.quarantine),
-      quarantine: loaded.quarantine,
-    };
-    const page: EventPage = {
-      offset: 0,
-      limit,
-      returned: 0,
-      total: 0,
-      previousCursor: null,
-      nextCursor: null,
-      truncated: false,
-      byteLimited: false,
-    };
-    return { body: { ok: true as const, run, events: [] as EventViewT[], eventPage: page }, page };
-  }
+  if (loaded.kind === 'quarantined') return quarantinedRun(runId, loaded.createdAt, loaded.quarantine, limit);
   const open = loaded.run;
   try {
     await open.journal.idle();
     await reverifyCompleted(ctx, open);
+    // Quarantined by this read's re-verification: answer as every later read will.
+    const q = ctx.store.quarantineOf(runId);
+    if (q) return quarantinedRun(runId, open.config.createdAt, q, limit);
     const total = open.journal.count;
     const offset = cursor === undefined ? Math.max(0, total - limit) : Math.min(cursor, total);
     const entries = await ctx.store.read(open, offset, Math.min(total, offset + limit));
@@ -104,6 +95,22 @@ export async function getRun(ctx: BridgeContext, runId: string, limit: number, c
   } finally {
     ctx.store.release(open);
   }
+}
+
+/** A quarantined run: what can be said without trusting its record or its drifted artifacts. */
+function quarantinedRun(runId: string, createdAt: string, quarantine: QuarantineInfo, limit: number) {
+  const run = { ...quarantinedSummary(runId, createdAt, quarantine), quarantine };
+  const page: EventPage = {
+    offset: 0,
+    limit,
+    returned: 0,
+    total: 0,
+    previousCursor: null,
+    nextCursor: null,
+    truncated: false,
+    byteLimited: false,
+  };
+  return { body: { ok: true as const, run, events: [] as EventViewT[], eventPage: page }, page };
 }
 
 function completionPreview(run: Parameters<typeof previewProblems>[0]): {
