@@ -12,9 +12,10 @@
  * Env knobs: BENCH_SECONDS (measured window, default 8), BENCH_WARMUP_SECONDS (default 2),
  * BENCH_FILL_TO (default 100000), BENCH_CPU_PROF=<dir> (run the bridge under --cpu-prof).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, open, rm } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { bridgeEnv, cpuSeconds, rssMiB, startChild } from './children.js';
 import { closedLoop, fill, median, type Request, sequential, type Target } from './load.js';
@@ -49,6 +50,24 @@ function eventBody(id: string, i: number): string {
   return JSON.stringify(event);
 }
 
+/** Latency of a 700-byte append + fdatasync on the bridge's filesystem (what every ack waits for). */
+async function syncLatency(dir: string): Promise<{ p50: number; p90: number }> {
+  const path = join(dir, 'sync-probe');
+  const h = await open(path, 'a');
+  const buf = Buffer.alloc(700, 0x78);
+  const lat: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    const t0 = performance.now();
+    await h.write(buf);
+    await h.datasync();
+    lat.push(performance.now() - t0);
+  }
+  await h.close();
+  await rm(path);
+  lat.sort((a, b) => a - b);
+  return { p50: lat[100]!, p90: lat[180]! };
+}
+
 const log = (s: string) => process.stdout.write(`${s}\n`);
 const fmt = (n: number, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
 
@@ -73,6 +92,8 @@ async function main(): Promise<void> {
         .map((l) => l.toFixed(2))
         .join(' ')}`,
   );
+  const disk0 = await syncLatency(dir);
+  log(`disk: 700-byte append + fdatasync p50 ${fmt(disk0.p50, 3)} ms, p90 ${fmt(disk0.p90, 3)} ms`);
   log(`echo ${echo.url} (pid ${echo.pid}); bridge ${bridge.url} (pid ${bridge.pid}); data ${dir}`);
   const json = { 'content-type': 'application/json' };
   const echoTarget: Target = { origin: echo.url, headers: json };
@@ -103,6 +124,8 @@ async function main(): Promise<void> {
     const r = await closedLoop(target, next, loadOpts);
     clearTimeout(t0);
     clearTimeout(t1);
+    // The load may end a moment before the timer: the server is idle by now, so read it here.
+    if (cpu1 === 0) cpu1 = cpuSeconds(pid);
     const cpuUs = ((cpu1 - cpu0) * 1e6) / Math.max(1, r.measured);
     log(
       `${name}: ${fmt(r.rps)} req/s (${r.measured} in ${SECONDS} s), p50 ${fmt(r.p50, 2)} ms, ` +
@@ -150,8 +173,21 @@ async function main(): Promise<void> {
     count(d);
     const dMedian = median(d.latencies);
     log(`(d) events ${2000 + fillCount + 1}-${2000 + fillCount + 100}: median ${fmt(dMedian, 3)} ms`);
+    // Control for (d): 100 sequential events to a fresh run right now. Sequential latency is
+    // mostly fdatasync latency, which other load on the machine moves; if this control moves with
+    // (d), the change is the disk, not the event count.
+    const control = await sequential(
+      bridgeTarget,
+      (i) => ({ path: '/runs/bench-control/events', body: eventBody(`ctl-${i}`, i) }),
+      100,
+    );
+    count(control);
+    log(`(d) control, events 1-100 of a fresh run now: median ${fmt(median(control.latencies), 3)} ms`);
     const mem = await rssMiB(bridge.pid);
     log(`bridge RSS after (d): ${fmt(mem.rss, 1)} MiB (peak ${fmt(mem.peak, 1)} MiB)`);
+
+    const disk1 = await syncLatency(dir);
+    log(`disk after: append + fdatasync p50 ${fmt(disk1.p50, 3)} ms, p90 ${fmt(disk1.p90, 3)} ms`);
 
     const rows: [string, string, string, number, string, boolean][] = [];
     const ratioA = bridgeA.rps / echoA.rps;
