@@ -96,3 +96,35 @@ t.test('batched claims in the pool equal claimArtifact, and report failures per 
   t.match(results.at(-2), { ok: false, path: 'nope.bin', missing: true });
   t.match(results.at(-1), { ok: false, path: 'link.bin', missing: false });
 });
+
+t.test('a clean scan is reused only for the same bytes: changed bytes are scanned again', async (t) => {
+  const base = await realpath(await mkdtemp(join(tmpdir(), 'hb-parity-')));
+  const pool = new HashPool(1);
+  t.teardown(async () => {
+    await pool.close();
+    await rm(base, { recursive: true, force: true });
+  });
+  const needle = 'credential-value-0123456789-abcdefghij';
+  await writeFile(join(base, 'a.txt'), 'clean bytes\n');
+  await writeFile(join(base, 'b.txt'), `leaks ${needle}\n`);
+  const first = await pool.claimMany(base, ['a.txt', 'b.txt'], { needles: [needle] });
+  t.match(first, [
+    { ok: true, leaked: false },
+    { ok: true, leaked: true },
+  ]);
+  const digest = (i: number) => (first[i]?.ok ? first[i].sha256 : '');
+  const expected = { 'a.txt': digest(0), 'b.txt': digest(1) };
+  const again = await pool.claimMany(base, ['a.txt', 'b.txt'], { needles: [needle], expected });
+  t.match(
+    again,
+    [
+      { ok: true, leaked: false },
+      { ok: true, leaked: true },
+    ],
+    'a leaking digest never counts as clean',
+  );
+  await writeFile(join(base, 'a.txt'), `now ${needle}\n`);
+  const changed = await pool.claimMany(base, ['a.txt'], { needles: [needle], expected });
+  t.match(changed, [{ ok: true, leaked: true }], 'the credential in the new bytes is found');
+  t.not(changed[0]?.ok && changed[0].sha256, digest(0));
+});

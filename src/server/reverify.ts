@@ -28,7 +28,8 @@ async function artifactDrift(
   const needles = [ctx.env.accessToken, ctx.env.humanToken, ctx.env.integrityKey.toString('utf8')];
   const claimed = run.state.artifacts;
   const paths = [...new Set([...Object.keys(claimed), ...REFERENCED_DOCUMENTS])];
-  const results = await ctx.pool.claimMany(root, paths, { needles });
+  const expected = Object.fromEntries(Object.values(claimed).map((a) => [a.path, a.sha256]));
+  const results = await ctx.pool.claimMany(root, paths, { needles, expected });
   for (const r of results) {
     if (!r.ok) {
       if (claimed[r.path] || !r.missing) problems.push(`artifact ${r.path}: ${r.message}`);

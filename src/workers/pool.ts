@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +13,7 @@ export type { ClaimResult } from './tasks.js';
 
 /** At most this many paths per claim task; fewer when that leaves threads idle. */
 const CLAIM_BATCH_MAX = 64;
+const CLEAN_SCANS_MAX = 100_000;
 
 /**
  * The main-thread side of the worker pool. The worker file is resolved with the caller's own
@@ -22,6 +24,11 @@ const workerFile = new URL(`./tasks${extname(self)}`, import.meta.url).href;
 
 export class HashPool {
   readonly pool: Piscina;
+  /**
+   * `<needles digest>:<content digest>` of bytes scanned and found free of those needles. Equal
+   * digests mean equal bytes, so an unchanged artifact is not scanned again (it is re-hashed).
+   */
+  private readonly cleanScans = new Set<string>();
 
   constructor(readonly threads: number = Math.min(4, availableParallelism())) {
     this.pool = new Piscina({
@@ -62,22 +69,39 @@ export class HashPool {
   async claimMany(
     realRoot: string,
     paths: readonly string[],
-    opts: { needles?: string[]; onProgress?: (done: number) => void } = {},
+    opts: {
+      needles?: string[];
+      /** The digest each path is expected to have (its claim): lets an earlier clean scan stand. */
+      expected?: Readonly<Record<string, string>>;
+      onProgress?: (done: number) => void;
+    } = {},
   ): Promise<ClaimResult[]> {
+    const needles = opts.needles ?? [];
+    const scanKey = createHash('sha256').update(JSON.stringify(needles)).digest('hex');
+    const cleanOf = (path: string): string | null => {
+      const want = opts.expected?.[path];
+      return needles.length > 0 && want && this.cleanScans.has(`${scanKey}:${want}`) ? want : null;
+    };
     const size = Math.max(1, Math.min(CLAIM_BATCH_MAX, Math.ceil(paths.length / (this.threads * 4))));
     const batches: string[][] = [];
     for (let i = 0; i < paths.length; i += size) batches.push(paths.slice(i, i + size));
     let done = 0;
     const results = await Promise.all(
       batches.map(async (batch) => {
-        const task: WorkerTask = { op: 'claim', root: realRoot, paths: batch, needles: opts.needles ?? [] };
+        const clean = batch.map(cleanOf);
+        const task: WorkerTask = { op: 'claim', root: realRoot, paths: batch, needles, clean };
         const r = (await this.pool.run(task)) as ClaimResult[];
         done += batch.length;
         opts.onProgress?.(done);
         return r;
       }),
     );
-    return results.flat();
+    const flat = results.flat();
+    if (needles.length > 0) {
+      if (this.cleanScans.size > CLEAN_SCANS_MAX) this.cleanScans.clear();
+      for (const r of flat) if (r.ok && !r.leaked) this.cleanScans.add(`${scanKey}:${r.sha256}`);
+    }
+    return flat;
   }
 
   /** Ed25519 verification in a worker thread; a bad key or signature is a result, never a throw. */

@@ -57,7 +57,12 @@ export function hashDescriptor(fd: number, needles: readonly string[] = []): Has
  * Opens (with every no-link check of openArtifactSync), hashes and closes one artifact inside the
  * worker, so a batch of small files costs one task and no main-thread round-trip per syscall.
  */
-export function claimOne(root: string, path: string, needles: readonly string[]): ClaimResult {
+export function claimOne(
+  root: string,
+  path: string,
+  needles: readonly string[],
+  cleanDigest: string | null = null,
+): ClaimResult {
   let opened: ReturnType<typeof openArtifactSync>;
   try {
     opened = openArtifactSync(root, path);
@@ -66,7 +71,10 @@ export function claimOne(root: string, path: string, needles: readonly string[])
     return { ok: false, path, missing: message === `${path} does not exist`, message };
   }
   try {
-    const r = hashDescriptor(opened.fd, needles);
+    // Bytes whose digest was already scanned clean for these needles need no second scan; any
+    // other bytes (the digest moved) are scanned in a second pass, whose result is reported.
+    let r = hashDescriptor(opened.fd, cleanDigest ? [] : needles);
+    if (r.ok && cleanDigest && r.sha256 !== cleanDigest) r = hashDescriptor(opened.fd, needles);
     if (!r.ok) return { ok: false, path, missing: false, message: `${path} cannot be read (${r.code})` };
     return { ok: true, path, sha256: r.sha256, size: opened.size, mtimeMs: opened.mtimeMs, leaked: r.leaked };
   } finally {
@@ -81,7 +89,14 @@ export type WorkerTask =
       /** Byte strings that must not occur in the files (credential values on completed-run reads). */
       needles?: string[];
     }
-  | { op: 'claim'; root: string; paths: string[]; needles?: string[] }
+  | {
+      op: 'claim';
+      root: string;
+      paths: string[];
+      needles?: string[];
+      /** Per path: a digest already scanned clean for these needles, or null. */
+      clean?: (string | null)[];
+    }
   /** Ed25519 verification (pure; the payload arrives as a Uint8Array copy). */
   | { op: 'verify-ed25519'; verify: VerifyTask };
 
@@ -91,7 +106,7 @@ export default function run(task: WorkerTask): HashResult[] | ClaimResult[] | Ve
     case 'hash':
       return task.fds.map((fd) => hashDescriptor(fd, task.needles));
     case 'claim':
-      return task.paths.map((p) => claimOne(task.root, p, task.needles ?? []));
+      return task.paths.map((p, i) => claimOne(task.root, p, task.needles ?? [], task.clean?.[i] ?? null));
     case 'verify-ed25519':
       return verifyEd25519(task.verify);
     default:
