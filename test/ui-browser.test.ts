@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -19,7 +19,12 @@ import { type RunningUi, startUi } from './helpers/ui-server.js';
  * (re-authenticated on open). The UI server holds only the access token.
  */
 const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = new URL('../docs/screenshots/', import.meta.url).pathname;
+// Screenshots for the docs are written only on request (HARNESS_UPDATE_SCREENSHOTS=1), so a test
+// run never dirties the tree; otherwise they go to a throwaway directory.
+const SHOTS =
+  process.env['HARNESS_UPDATE_SCREENSHOTS'] === '1'
+    ? new URL('../docs/screenshots/', import.meta.url).pathname
+    : mkdtempSync(join(tmpdir(), 'harness-shots-'));
 
 if (!existsSync(CHROMIUM)) {
   t.plan(
