@@ -1,23 +1,24 @@
 import type { Command } from 'commander';
+import type { FinishLineGate } from '../server/context.js';
+import type { BridgeEnv } from '../server/env.js';
 import { startBridge } from '../server/start.js';
 import { StartupError } from '../storage/lease.js';
 import { UsageError } from './env.js';
+
+/** The finish-line gate `harness bridge` runs: validator children of this installed code. */
+export async function finishLineGateFactory(): Promise<(e: BridgeEnv) => FinishLineGate> {
+  const { createFinishLineGate } = await import('../validators/runner.js');
+  return (e) =>
+    createFinishLineGate({ concurrency: e.validatorConcurrency, deadlineMs: 120_000, workers: e.workers });
+}
 
 /** Runs a bridge until SIGINT/SIGTERM; a startup refusal is one line and exit code 2. */
 export async function serveBridge(
   env: NodeJS.ProcessEnv,
 ): Promise<{ url: string; close: () => Promise<void> }> {
-  const { createFinishLineGate } = await import('../validators/runner.js');
+  const makeFinishLine = await finishLineGateFactory();
   try {
-    const bridge = await startBridge({
-      env,
-      makeFinishLine: (e) =>
-        createFinishLineGate({
-          concurrency: e.validatorConcurrency,
-          deadlineMs: 120_000,
-          workers: e.workers,
-        }),
-    });
+    const bridge = await startBridge({ env, makeFinishLine });
     process.stdout.write(`Server listening at ${bridge.url}\n`);
     return bridge;
   } catch (err) {

@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
+import { finishLineGateFactory } from '../../src/cli/bridge.js';
 import { type RunningBridge, type StartOptions, startBridge } from '../../src/server/start.js';
 import { trustStoreDigest } from '../../src/server/trust-pin.js';
 import { runPaths } from '../../src/storage/paths.js';
@@ -77,11 +78,13 @@ export interface TestBridge extends RunningBridge {
   journal: (runId: string) => Promise<Buffer>;
 }
 
+/** `realGate`: the finish-line gate exactly as `harness bridge` wires it (validator children). */
 export async function startTestBridge(
   t?: TestEnv,
-  opts: Omit<StartOptions, 'env'> = {},
+  { realGate, ...opts }: Omit<StartOptions, 'env'> & { realGate?: boolean } = {},
 ): Promise<TestBridge> {
   const te = t ?? (await makeTestEnv());
+  if (realGate) opts.makeFinishLine = await finishLineGateFactory();
   const bridge = await startBridge({ ...opts, env: te.env });
   const req: TestBridge['req'] = async (method, path, body, headers = {}, token) => {
     const h: Record<string, string> = { ...headers };
