@@ -156,6 +156,16 @@ async function main(): Promise<void> {
         path: '/runs/bench-c/events',
         body: eventBody(`c-${offset + i}`, offset + i),
       });
+    // Let the bridge settle after (b) (its last batches, snapshots, GC) and warm the sequential
+    // path on another run, so the first 100 of (c) measure steady state, not the tail of (b).
+    await new Promise((r) => setTimeout(r, 1000));
+    count(
+      await sequential(
+        bridgeTarget,
+        (i) => ({ path: '/runs/bench-warm/events', body: eventBody(`w-${i}`, i) }),
+        300,
+      ),
+    );
     const c = await sequential(bridgeTarget, runC(0), 2000);
     count(c);
     const cFirst = median(c.latencies.slice(0, 100));
