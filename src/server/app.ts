@@ -6,7 +6,7 @@ import { Compile } from 'typebox/compile';
 import { BRIDGE_VERSION, CREATE_RUN_MAX_BYTES, EVENT_MAX_BYTES, SERVICE } from '../contract/index.js';
 import type { BridgeContext } from './context.js';
 import { checkBrowserHeaders, requireAccessToken, requireJson } from './guard.js';
-import { installErrorHandlers } from './http-errors.js';
+import { credentialRedactor, installErrorHandlers } from './http-errors.js';
 import { strictQuery } from './query.js';
 import { registerEventRoute } from './routes/events.js';
 import { registerHealthRoute } from './routes/health.js';
@@ -63,7 +63,10 @@ export async function buildApp(ctx: BridgeContext, opts: AppOptions = {}): Promi
       },
     },
   });
-  installErrorHandlers(app);
+  installErrorHandlers(
+    app,
+    credentialRedactor([ctx.env.accessToken, ctx.env.humanToken, ctx.env.integrityKey.toString('utf8')]),
+  );
   app.addHook('onRequest', async (req) => {
     checkBrowserHeaders(req, ctx.port());
     const isHealth = req.routeOptions.url === '/health';

@@ -51,12 +51,41 @@ export function toBridgeError(err: FastifyError, bodyCode: ErrorCode): BridgeErr
   }
 }
 
-export function installErrorHandlers(app: FastifyInstance): void {
+/** Consecutive characters of a credential that an echoed text may not contain. */
+const CREDENTIAL_WINDOW = 16;
+
+/**
+ * Problems echo names the client chose (unknown fields and query names, cut to 64 characters), and
+ * a client may have chosen a credential, or its first 64 characters, as a name. Any text sharing
+ * CREDENTIAL_WINDOW consecutive characters with a credential is replaced before it is sent.
+ */
+export function credentialRedactor(secrets: readonly string[]): (text: string) => string {
+  const windows = new Set<string>();
+  for (const secret of secrets) {
+    for (let i = 0; i + CREDENTIAL_WINDOW <= secret.length; i++)
+      windows.add(secret.slice(i, i + CREDENTIAL_WINDOW));
+  }
+  return (text) => {
+    for (let i = 0; i + CREDENTIAL_WINDOW <= text.length; i++) {
+      if (windows.has(text.slice(i, i + CREDENTIAL_WINDOW)))
+        return '[withheld: resembles a bridge credential]';
+    }
+    return text;
+  };
+}
+
+export function installErrorHandlers(
+  app: FastifyInstance,
+  redact: (text: string) => string = (s) => s,
+): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     const code = (req.routeOptions.config as { bodyErrorCode?: ErrorCode } | undefined)?.bodyErrorCode;
     const bridgeError = toBridgeError(err, code ?? 'event_contract_violation');
     if (bridgeError.code === 'internal_error') req.log.error({ err }, 'unhandled error');
-    void reply.code(bridgeError.status).headers(bridgeError.headers).send(errorBody(bridgeError));
+    const body = errorBody(bridgeError);
+    body.message = redact(body.message);
+    body.problems = body.problems.map(redact);
+    void reply.code(bridgeError.status).headers(bridgeError.headers).send(body);
   });
   app.setNotFoundHandler((_req, reply) => {
     void reply.code(404).send(errorBody(new BridgeError('not_found', 'no such route')));
