@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, realpathSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, realpathSync } from 'node:fs';
 import { sep } from 'node:path';
 import { artifactPathProblems } from '../contract/index.js';
 import { ArtifactError, describeOpenError, O_DIRECTORY, O_NOFOLLOW } from './artifact-root.js';
@@ -49,6 +49,15 @@ export function openArtifactSync(realRoot: string, relPath: string): OpenedSync 
     if (real !== leaf || !real.startsWith(realRoot + sep)) {
       throw new ArtifactError(`${relPath} escapes the artifact root`);
     }
+    // Same inode check as openArtifact: the checked path must still name the opened file.
+    let named: ReturnType<typeof lstatSync> | null = null;
+    try {
+      named = lstatSync(leaf);
+    } catch {
+      named = null;
+    }
+    if (named?.ino !== st.ino || named.dev !== st.dev)
+      throw new ArtifactError(`${relPath} changed while it was opened`);
     return { fd, size: st.size, mtimeMs: st.mtimeMs };
   } catch (err) {
     closeSync(fd);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { constants, type FileHandle, open, realpath } from 'node:fs/promises';
+import { constants, type FileHandle, lstat, open, realpath } from 'node:fs/promises';
 import { isAbsolute, sep } from 'node:path';
 import { type ArtifactClaim, artifactPathProblems } from '../contract/index.js';
 
@@ -71,6 +71,11 @@ export async function openArtifact(realRoot: string, relPath: string): Promise<O
     if (real !== leaf || !real.startsWith(realRoot + sep)) {
       throw new ArtifactError(`${relPath} escapes the artifact root`);
     }
+    // The path checked above must still name the file we opened: a swap between the open and the
+    // realpath shows as another inode.
+    const named = await lstat(leaf).catch(() => null);
+    if (named?.ino !== st.ino || named.dev !== st.dev)
+      throw new ArtifactError(`${relPath} changed while it was opened`);
     return { handle, size: st.size, mtimeMs: st.mtimeMs };
   } catch (err) {
     await handle.close();
