@@ -9,7 +9,12 @@ import type { BridgeContext } from './context.js';
  */
 export async function openApiDocument(): Promise<unknown> {
   // Route registration reads nothing from the context; handlers never run while documenting.
-  const ctx = { port: () => 0, env: {} } as unknown as BridgeContext;
+  const env = {
+    accessToken: 'documentation-only',
+    humanToken: 'documentation-only',
+    integrityKey: Buffer.from('documentation-only'),
+  };
+  const ctx = { port: () => 0, env } as unknown as BridgeContext;
   const app = await buildApp(ctx);
   await app.ready();
   const doc = app.swagger();
