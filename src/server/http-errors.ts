@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { BridgeError, type ErrorCode, errorBody } from '../contract/index.js';
+import { RunIntegrityError } from '../storage/run-files.js';
 
 /** Which contract code a schema failure maps to, per route part. */
 export interface ValidationCodes {
@@ -23,6 +24,9 @@ function schemaProblems(err: FastifyError): string[] {
 /** Maps every failure to the contract envelope. No stack, path or credential reaches a client. */
 export function toBridgeError(err: FastifyError, bodyCode: ErrorCode): BridgeError {
   if (err instanceof BridgeError) return err;
+  // Authentication failed while serving the request; the store has quarantined the run.
+  if (err instanceof RunIntegrityError)
+    return new BridgeError('run_quarantined', 'the run is quarantined', [err.message]);
   if (err.validation) {
     switch (err.validationContext) {
       case 'querystring':

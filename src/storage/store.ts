@@ -10,7 +10,7 @@ import type {
 } from '../contract/index.js';
 import { applyEntry, emptyState, OPEN_RUN_CACHE, SNAPSHOT_EVERY } from '../contract/index.js';
 import { fsyncDir } from './atomic.js';
-import { JournalWriter, type ScanResult } from './journal.js';
+import { JournalAuthError, JournalWriter, type ScanResult } from './journal.js';
 import { sha256Hex } from './mac.js';
 import { isCanonicalRunId, RUN_DIR_PATTERN, runDirName, runPaths } from './paths.js';
 import {
@@ -224,8 +224,19 @@ export class RunStore implements RunStorage {
     return result;
   }
 
-  read(run: OpenRun, from: number, to: number): Promise<JournalEntry[]> {
-    return run.journal.read(from, to);
+  /**
+   * Reads re-authenticate the records they return: a journal edited on disk since the run was
+   * opened quarantines the run here, exactly as it would have on open.
+   */
+  async read(run: OpenRun, from: number, to: number): Promise<JournalEntry[]> {
+    try {
+      return await run.journal.read(from, to);
+    } catch (err) {
+      if (!(err instanceof JournalAuthError)) throw err;
+      const reason = `events.jsonl: ${err.message}`;
+      this.quarantine(run.runId, reason);
+      throw new RunIntegrityError(reason);
+    }
   }
 
   /** Writes the snapshot for the current prefix once that prefix is durable (never ahead of it). */
