@@ -8,6 +8,9 @@
  *   (c) 2000 sequential events into one run: median latency of the last 100 vs the first 100
  *   (d) that run filled to ~100000 events, then 100 sequential: median vs the first 100 of (c)
  *   plus every non-2xx answer from the bridge, and its RSS after (d).
+ * For (c) and (d) each measured window is also paired, request by request, with events 1-100 of
+ * a fresh control run, and a control-normalized ratio is printed beside the raw one: sequential
+ * latency is mostly fdatasync latency, which other work on a shared machine moves during a run.
  *
  * Env knobs: BENCH_SECONDS (measured window, default 8), BENCH_WARMUP_SECONDS (default 2),
  * BENCH_FILL_TO (default 100000), BENCH_CPU_PROF=<dir> (run the bridge under --cpu-prof).
@@ -18,7 +21,7 @@ import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { bridgeEnv, cpuSeconds, rssMiB, startChild } from './children.js';
-import { closedLoop, fill, median, type Request, sequential, type Target } from './load.js';
+import { closedLoop, fill, median, type Request, sequential, sequentialPaired, type Target } from './load.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const root = resolve(here, '..', '..');
@@ -166,11 +169,26 @@ async function main(): Promise<void> {
         300,
       ),
     );
-    const c = await sequential(bridgeTarget, runC(0), 2000);
-    count(c);
-    const cFirst = median(c.latencies.slice(0, 100));
-    const cLast = median(c.latencies.slice(-100));
-    log(`(c) 2000 sequential: first 100 median ${fmt(cFirst, 3)} ms, last 100 median ${fmt(cLast, 3)} ms`);
+    // (c): events 1-100 and 1901-2000 are each paired with events 1-100 of a fresh control run,
+    // sent alternately, so a control-normalized ratio can be given beside the raw one.
+    const control =
+      (name: string) =>
+      (i: number): Request => ({
+        path: `/runs/${name}/events`,
+        body: eventBody(`${name}-${i}`, i),
+      });
+    const cHead = await sequentialPaired(bridgeTarget, runC(0), control('bench-ctl-1'), 100);
+    const cMid = await sequential(bridgeTarget, runC(100), 1800);
+    const cTail = await sequentialPaired(bridgeTarget, runC(1900), control('bench-ctl-2'), 100);
+    for (const r of [cHead, cMid, cTail]) count(r);
+    const cFirst = median(cHead.a);
+    const cLast = median(cTail.a);
+    const ctl1 = median(cHead.b);
+    const ctl2 = median(cTail.b);
+    log(
+      `(c) 2000 sequential: first 100 median ${fmt(cFirst, 3)} ms (control ${fmt(ctl1, 3)}), ` +
+        `last 100 median ${fmt(cLast, 3)} ms (control ${fmt(ctl2, 3)})`,
+    );
 
     const fillCount = Math.max(0, FILL_TO - 100 - 2000);
     const filled = await fill(bridgeTarget, runC(2000), fillCount, CONNECTIONS);
@@ -179,20 +197,14 @@ async function main(): Promise<void> {
       `(d) filled ${filled.ok} events in ${fmt(filled.ms / 1000, 1)} s ` +
         `(${fmt(filled.ok / (filled.ms / 1000))} req/s), non-2xx ${filled.non2xx}, errors ${filled.errors}`,
     );
-    const d = await sequential(bridgeTarget, runC(2000 + fillCount), 100);
+    const d = await sequentialPaired(bridgeTarget, runC(2000 + fillCount), control('bench-ctl-3'), 100);
     count(d);
-    const dMedian = median(d.latencies);
-    log(`(d) events ${2000 + fillCount + 1}-${2000 + fillCount + 100}: median ${fmt(dMedian, 3)} ms`);
-    // Control for (d): 100 sequential events to a fresh run right now. Sequential latency is
-    // mostly fdatasync latency, which other load on the machine moves; if this control moves with
-    // (d), the change is the disk, not the event count.
-    const control = await sequential(
-      bridgeTarget,
-      (i) => ({ path: '/runs/bench-control/events', body: eventBody(`ctl-${i}`, i) }),
-      100,
+    const dMedian = median(d.a);
+    const ctl3 = median(d.b);
+    log(
+      `(d) events ${2000 + fillCount + 1}-${2000 + fillCount + 100}: median ${fmt(dMedian, 3)} ms ` +
+        `(control ${fmt(ctl3, 3)})`,
     );
-    count(control);
-    log(`(d) control, events 1-100 of a fresh run now: median ${fmt(median(control.latencies), 3)} ms`);
     const mem = await rssMiB(bridge.pid);
     log(`bridge RSS after (d): ${fmt(mem.rss, 1)} MiB (peak ${fmt(mem.peak, 1)} MiB)`);
 
@@ -215,12 +227,32 @@ async function main(): Promise<void> {
     ]);
     const ratioD = dMedian / cFirst;
     rows.push([
-      '(d) median ms, ~100000 vs first 100',
+      `(d) median ms, ~${FILL_TO} vs first 100`,
       fmt(dMedian, 3),
       fmt(cFirst, 3),
       ratioD,
       '<= 1.20',
       ratioD <= 1.2,
+    ]);
+    // Sequential latency is mostly fdatasync latency, which other load on a shared machine moves
+    // during the run; dividing by a fresh run's events 1-100 sent alternately cancels that.
+    const normC = cLast / ctl2 / (cFirst / ctl1);
+    const normD = dMedian / ctl3 / (cFirst / ctl1);
+    rows.push([
+      '(c) same, each / its paired control',
+      fmt(cLast / ctl2, 3),
+      fmt(cFirst / ctl1, 3),
+      normC,
+      '<= 1.20',
+      normC <= 1.2,
+    ]);
+    rows.push([
+      '(d) same, each / its paired control',
+      fmt(dMedian / ctl3, 3),
+      fmt(cFirst / ctl1, 3),
+      normD,
+      '<= 1.20',
+      normD <= 1.2,
     ]);
     const failures = bridgeNon2xx + bridgeErrors;
     rows.push(['bridge non-2xx + errors', String(failures), '-', NaN, '== 0', failures === 0]);

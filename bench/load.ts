@@ -156,3 +156,41 @@ export async function sequential(
   await client.close();
   return { latencies, non2xx, errors };
 }
+
+/**
+ * `count` rounds of one request from `a` then one from `b`, each alone on its own connection:
+ * both series see the same moment's disk and CPU, so their ratio cancels what the rest of the
+ * machine is doing.
+ */
+export async function sequentialPaired(
+  target: Target,
+  a: (i: number) => Request,
+  b: (i: number) => Request,
+  count: number,
+): Promise<{ a: number[]; b: number[]; non2xx: number; errors: number }> {
+  const ca = new Client(target.origin, { pipelining: 1 });
+  const cb = new Client(target.origin, { pipelining: 1 });
+  const out = { a: [] as number[], b: [] as number[], non2xx: 0, errors: 0 };
+  const one = async (client: Client, req: Request, into: number[]) => {
+    const t0 = performance.now();
+    try {
+      const res = await client.request({
+        method: 'POST',
+        path: req.path,
+        headers: target.headers,
+        body: req.body,
+      });
+      await res.body.dump();
+      into.push(performance.now() - t0);
+      if (res.statusCode < 200 || res.statusCode >= 300) out.non2xx++;
+    } catch {
+      out.errors++;
+    }
+  };
+  for (let i = 0; i < count; i++) {
+    await one(ca, a(i), out.a);
+    await one(cb, b(i), out.b);
+  }
+  await Promise.all([ca.close(), cb.close()]);
+  return out;
+}
