@@ -27,6 +27,15 @@ export function recordMac(key: Buffer, runId: string, r: Omit<JournalRecord, 'ma
   return mac(key, 'harness.journal.v1', r.seal ? { ...body, seal: r.seal } : body);
 }
 
+/** The `prev` a page's first record claims (its MAC still has to verify); unparseable is tampering. */
+function claimedPrevOf(line: string, seq: number): string {
+  try {
+    return (JSON.parse(line) as { prev?: unknown }).prev as string;
+  } catch {
+    throw new JournalAuthError(`journal record ${seq} is not JSON`);
+  }
+}
+
 /** Parses and authenticates one line; `expectedPrev` chains it to the record before. */
 export function verifyLine(
   key: Buffer,
@@ -227,7 +236,7 @@ export class JournalWriter {
       const a = (this.offsets[seq] ?? this.size) - start;
       const b = (this.offsets[seq + 1] ?? this.size) - start;
       const line = buf.toString('utf8', a, b - 1);
-      const claimedPrev: string = prev ?? ((JSON.parse(line) as { prev?: unknown }).prev as string);
+      const claimedPrev: string = prev ?? claimedPrevOf(line, seq);
       const r = verifyLine(this.key, this.runId, line, seq, claimedPrev);
       prev = r.mac;
       entries.push({ seq, event: r.event, claim: r.claim, seal: r.seal ?? null });
