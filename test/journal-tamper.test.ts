@@ -121,6 +121,20 @@ t.test('a byte flipped in events.jsonl under a running bridge is caught on the n
   await expectQuarantined(t, b, 'events.jsonl');
 });
 
+t.test('a record made unparseable under a running bridge is caught on the next read', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  for (const run of ['victim', 'bystander']) {
+    for (let i = 0; i < 3; i++)
+      t.equal((await b.req('POST', `/runs/${run}/events`, ev({ message: 'msg' }))).status, 201);
+  }
+  // The first byte of the page's first record: '{' becomes 'z'.
+  await flip(runPaths(b.t.dataDir, 'victim').journal, '{"seq":0', 0);
+  const first = await b.req('GET', '/runs/victim?eventCursor=0');
+  t.not(first.status, 500, `not an internal error: ${JSON.stringify(first.body).slice(0, 200)}`);
+  await expectQuarantined(t, b, 'events.jsonl');
+});
+
 t.test('journal records moved, dropped or reordered', async (t) => {
   const cases: [string, (victim: string, bystander: string) => Promise<void>][] = [
     ['a journal copied from another run', async (v, by) => writeFile(v, await readFile(by))],
