@@ -33,7 +33,11 @@ export interface StartOptions {
 export async function startBridge(opts: StartOptions = {}): Promise<RunningBridge> {
   const env = readBridgeEnv(opts.env ?? process.env);
   await checkTrustPin(env.repoRoot, env.trustPin);
-  await mkdir(env.dataDir, { recursive: true, mode: 0o700 });
+  await mkdir(env.dataDir, { recursive: true, mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
+    throw new StartupError(
+      `HARNESS_DATA_DIR ${env.dataDir} cannot be created as a directory (${err.code ?? 'error'})`,
+    );
+  });
   const releaseMutex = await acquireMutex(env.dataDir);
   let releaseLease: (() => Promise<void>) | null = null;
   try {
