@@ -1,0 +1,291 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import t, { type Test } from 'tap';
+import { type StartOptions, startBridge } from '../src/server/start.js';
+import { trustStoreDigest } from '../src/server/trust-pin.js';
+import { StartupError } from '../src/storage/lease.js';
+import { cleanup, makeTestEnv, startTestBridge, type TestEnv } from './helpers/bridge.js';
+
+/**
+ * SPEC Authentication 1 and 5, Errors 7 and CONTRACT 2 and 7: the bridge fails closed at startup,
+ * with one line naming the variable or entry at fault. Each case changes one thing in a known-good
+ * environment.
+ */
+const te: TestEnv = await makeTestEnv();
+t.teardown(async () => {
+  const { rm } = await import('node:fs/promises');
+  await rm(te.dir, { recursive: true, force: true });
+});
+
+async function refuses(
+  t: Test,
+  env: Record<string, string | undefined>,
+  names: string[],
+  opts: Partial<StartOptions> = {},
+) {
+  const full = { ...te.env, ...env };
+  for (const [k, v] of Object.entries(env)) if (v === undefined) delete full[k];
+  const err = await startBridge({ ...opts, env: full as NodeJS.ProcessEnv }).then(
+    async (b) => {
+      await b.close();
+      return null;
+    },
+    (e: unknown) => e,
+  );
+  t.ok(err instanceof StartupError, `refused with a StartupError (${String(err)})`);
+  const message = err instanceof Error ? err.message : '';
+  for (const name of names) t.ok(message.includes(name), `the message names ${name}: ${message}`);
+  t.notOk(message.includes('\n'), 'one line');
+  for (const cred of [
+    'HARNESS_BRIDGE_INTEGRITY_KEY',
+    'HARNESS_BRIDGE_ACCESS_TOKEN',
+    'HARNESS_HUMAN_APPROVAL_TOKEN',
+  ]) {
+    if (full[cred]) t.notOk(message.includes(full[cred]!), 'no credential value in the message');
+  }
+}
+
+async function starts(t: Test, env: Record<string, string>) {
+  const b = await startBridge({ env: { ...te.env, ...env } });
+  t.pass('started');
+  await b.close();
+}
+
+const CREDS = ['HARNESS_BRIDGE_INTEGRITY_KEY', 'HARNESS_BRIDGE_ACCESS_TOKEN', 'HARNESS_HUMAN_APPROVAL_TOKEN'];
+
+t.test('credentials', async (t) => {
+  for (const name of CREDS) {
+    t.test(`${name} missing, empty or short`, async (t) => {
+      await refuses(t, { [name]: undefined }, [name]);
+      await refuses(t, { [name]: '' }, [name]);
+      await refuses(t, { [name]: 'x'.repeat(31) }, [name]);
+      // Bytes, not characters: 16 two-byte characters are 32 bytes; 31 ASCII bytes are not.
+      await starts(t, { [name]: 'é'.repeat(16) });
+      await starts(t, { [name]: 'y'.repeat(32) });
+    });
+  }
+  for (let i = 0; i < 3; i++) {
+    for (let j = i + 1; j < 3; j++) {
+      const a = CREDS[i]!;
+      const b = CREDS[j]!;
+      t.test(`${a} equal to ${b}`, async (t) => {
+        await refuses(t, { [b]: te.env[a] }, [a, b]);
+      });
+    }
+  }
+});
+
+t.test('review-trust pin', async (t) => {
+  const P = 'HARNESS_REVIEW_TRUST_SHA256';
+  const pin = te.env[P]!;
+  await refuses(t, { [P]: undefined }, [P]);
+  await refuses(t, { [P]: '' }, [P]);
+  await refuses(t, { [P]: pin.toUpperCase() }, [P]);
+  await refuses(t, { [P]: pin.slice(1) }, [P]);
+  await refuses(t, { [P]: `${pin}0` }, [P]);
+  await refuses(t, { [P]: 'g'.repeat(64) }, [P]);
+  await refuses(t, { [P]: pin.replace(/.$/, (c) => (c === '0' ? '1' : '0')) }, [P]);
+
+  t.test('the pin must match both the live store and the committed store', async (t) => {
+    const repo = join(te.dir, 'repo2');
+    const { makeTrustRepo } = await import('./helpers/bridge.js');
+    const committed = await makeTrustRepo(repo);
+    const edited = `${JSON.stringify({ schema: 'harness.review-trust.v1', description: 'edited', keys: [] })}\n`;
+    await writeFile(join(repo, 'controls', 'review-trust.v1.json'), edited);
+    // Pin of the committed store, live store edited: refused.
+    await refuses(t, { HARNESS_REPO_ROOT: repo, [P]: committed }, [P]);
+    // Pin of the live (uncommitted) store: refused against the committed one.
+    await refuses(t, { HARNESS_REPO_ROOT: repo, [P]: trustStoreDigest(edited) }, [P]);
+  });
+
+  t.test('a repository without a trust store, or with one that is not JSON or not committed', async (t) => {
+    const empty = join(te.dir, 'no-store');
+    await mkdir(empty);
+    await refuses(t, { HARNESS_REPO_ROOT: empty }, ['HARNESS_REPO_ROOT']);
+    const uncommitted = join(te.dir, 'uncommitted');
+    await mkdir(join(uncommitted, 'controls'), { recursive: true });
+    const text = await readFile(join(te.repo, 'controls', 'review-trust.v1.json'), 'utf8');
+    await writeFile(join(uncommitted, 'controls', 'review-trust.v1.json'), text);
+    await refuses(t, { HARNESS_REPO_ROOT: uncommitted }, ['HARNESS_REPO_ROOT']);
+    const broken = join(te.dir, 'broken');
+    await mkdir(join(broken, 'controls'), { recursive: true });
+    await writeFile(join(broken, 'controls', 'review-trust.v1.json'), '{not json');
+    await refuses(t, { HARNESS_REPO_ROOT: broken }, ['HARNESS_REPO_ROOT']);
+  });
+});
+
+t.test('loopback host only', async (t) => {
+  for (const host of [
+    '0.0.0.0',
+    '192.168.1.10',
+    '10.0.0.1',
+    'example.com',
+    '::',
+    '127.0.0.1.nip.io',
+    '256.0.0.1',
+  ]) {
+    await refuses(t, { HARNESS_BRIDGE_HOST: host }, ['HARNESS_BRIDGE_HOST']);
+  }
+  await starts(t, { HARNESS_BRIDGE_HOST: 'localhost' });
+  await starts(t, { HARNESS_BRIDGE_HOST: '127.0.0.2' });
+});
+
+t.test('numeric variables out of range', async (t) => {
+  const cases: [string, string][] = [
+    ['HARNESS_BRIDGE_PORT', '65536'],
+    ['HARNESS_BRIDGE_PORT', '-1'],
+    ['HARNESS_BRIDGE_PORT', 'http'],
+    ['HARNESS_BRIDGE_PORT', '80.5'],
+    ['HARNESS_WORKERS', '0'],
+    ['HARNESS_WORKERS', '65'],
+    ['HARNESS_VALIDATOR_CONCURRENCY', '0'],
+    ['HARNESS_VALIDATOR_CONCURRENCY', 'many'],
+    ['HARNESS_MAX_EVENTS_PER_RUN', '0'],
+    ['HARNESS_MAX_EVENTS_PER_RUN', '1000001'],
+    ['HARNESS_MAX_EVENTS_PER_RUN', '1e5'],
+  ];
+  for (const [name, value] of cases) await refuses(t, { [name]: value }, [name]);
+  await starts(t, { HARNESS_MAX_EVENTS_PER_RUN: '1000000' });
+});
+
+t.test('a port already in use is named', async (t) => {
+  const first = await startTestBridge();
+  t.teardown(() => cleanup(first));
+  await refuses(
+    t,
+    { HARNESS_BRIDGE_PORT: new URL(first.url).port, HARNESS_DATA_DIR: join(te.dir, 'data-port') },
+    ['HARNESS_BRIDGE_PORT'],
+  );
+});
+
+t.test('data directory refusals', async (t) => {
+  const fresh = async (name: string) => {
+    const dir = join(te.dir, name);
+    await mkdir(dir, { recursive: true });
+    return dir;
+  };
+
+  t.test('a legacy <RUN_ID>/run.json layout', async (t) => {
+    const dir = await fresh('legacy1');
+    await mkdir(join(dir, 'my-old-run'));
+    await writeFile(join(dir, 'my-old-run', 'run.json'), '{"id":"my-old-run"}');
+    await refuses(t, { HARNESS_DATA_DIR: dir }, ['HARNESS_DATA_DIR', 'my-old-run']);
+  });
+
+  t.test('raw events.jsonl of a pre-v0.8 run', async (t) => {
+    const dir = await fresh('legacy2');
+    await mkdir(join(dir, 'old'));
+    await writeFile(join(dir, 'old', 'events.jsonl'), '{"type":"node.entered"}\n');
+    await refuses(t, { HARNESS_DATA_DIR: dir }, ['HARNESS_DATA_DIR', 'old']);
+  });
+
+  t.test('a run directory without an authenticated run-config.json', async (t) => {
+    const dir = await fresh('legacy3');
+    const runDir = `run-${'a'.repeat(64)}`;
+    await mkdir(join(dir, runDir));
+    await refuses(t, { HARNESS_DATA_DIR: dir }, ['HARNESS_DATA_DIR', runDir]);
+    await writeFile(join(dir, runDir, 'run-config.json'), '{"schema":"harness.run-config.v1","runId":"x"}');
+    await refuses(t, { HARNESS_DATA_DIR: dir }, ['HARNESS_DATA_DIR', runDir]);
+  });
+
+  t.test('a live lease held by another process', async (t) => {
+    const dir = await fresh('leased');
+    const lease = JSON.stringify({
+      pid: process.ppid,
+      host: hostname(),
+      startedAt: new Date().toISOString(),
+    });
+    await writeFile(join(dir, 'bridge.lease'), lease);
+    await refuses(t, { HARNESS_DATA_DIR: dir }, ['HARNESS_DATA_DIR']);
+    t.equal(await readFile(join(dir, 'bridge.lease'), 'utf8'), lease, 'the lease is not taken over');
+  });
+
+  t.test('a stale lease (dead holder) is taken over', async (t) => {
+    const dir = await fresh('stale-lease');
+    const child = spawn(process.execPath, ['-e', '0']);
+    const [code] = await once(child, 'exit');
+    t.equal(code, 0);
+    await writeFile(
+      join(dir, 'bridge.lease'),
+      JSON.stringify({ pid: child.pid, host: hostname(), startedAt: new Date().toISOString() }),
+    );
+    await starts(t, { HARNESS_DATA_DIR: dir });
+  });
+
+  t.test('a pre-existing recovery mutex, malformed or not, is never stolen', async (t) => {
+    for (const content of ['garbage', JSON.stringify({ pid: 1, host: hostname(), startedAt: 'then' }), '']) {
+      const dir = await fresh(`mutex-${content.length}`);
+      await writeFile(join(dir, 'recovery.mutex'), content);
+      await refuses(t, { HARNESS_DATA_DIR: dir }, ['HARNESS_DATA_DIR', 'recovery.mutex']);
+      t.equal(
+        await readFile(join(dir, 'recovery.mutex'), 'utf8'),
+        content,
+        'the mutex is left for the operator',
+      );
+    }
+  });
+
+  t.test('a data directory path that is a file', async (t) => {
+    const file = join(te.dir, 'data-is-a-file');
+    await writeFile(file, 'x');
+    await refuses(t, { HARNESS_DATA_DIR: file }, ['HARNESS_DATA_DIR']);
+  });
+
+  t.test('no refusal left a lease or mutex behind', async (t) => {
+    const dir = join(te.dir, 'legacy1');
+    await t.rejects(access(join(dir, 'bridge.lease')));
+    await t.rejects(access(join(dir, 'recovery.mutex')));
+  });
+});
+
+/** The real CLI: exit code 2 and one line on stderr (CONTRACT 8). Needs `npm run build`. */
+const CLI = join(import.meta.dirname, '..', 'dist', 'src', 'cli', 'main.js');
+
+function bridgeChild(env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, [CLI, 'bridge'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+async function exitOf(child: ChildProcess): Promise<{ code: number | null; stderr: string }> {
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
+  const [code] = await once(child, 'exit');
+  return { code: code as number | null, stderr };
+}
+
+t.test('through the CLI: exit code 2 and one line naming the variable', async (t) => {
+  const env = { ...te.env };
+  delete env['HARNESS_BRIDGE_ACCESS_TOKEN'];
+  const r = await exitOf(bridgeChild(env));
+  t.equal(r.code, 2);
+  const lines = r.stderr.trimEnd().split('\n');
+  t.equal(lines.length, 1, r.stderr);
+  t.ok(lines[0]!.includes('HARNESS_BRIDGE_ACCESS_TOKEN'), r.stderr);
+
+  const short = await exitOf(bridgeChild({ ...te.env, HARNESS_HUMAN_APPROVAL_TOKEN: 'short' }));
+  t.equal(short.code, 2);
+  t.ok(short.stderr.includes('HARNESS_HUMAN_APPROVAL_TOKEN'));
+  t.notOk(short.stderr.includes(te.env['HARNESS_BRIDGE_INTEGRITY_KEY']!), 'no credential echoed');
+});
+
+t.test('through the CLI: a second bridge on a leased data directory', async (t) => {
+  const env = { ...te.env, HARNESS_DATA_DIR: join(te.dir, 'cli-lease'), HARNESS_BRIDGE_PORT: '0' };
+  const first = bridgeChild(env);
+  t.teardown(() => {
+    if (first.exitCode === null) first.kill('SIGKILL');
+  });
+  const lines = createInterface({ input: first.stdout! });
+  for await (const line of lines) if (line.startsWith('Server listening at http://')) break;
+  const second = await exitOf(bridgeChild(env));
+  t.equal(second.code, 2);
+  t.equal(second.stderr.trimEnd().split('\n').length, 1, second.stderr);
+  t.ok(second.stderr.includes('HARNESS_DATA_DIR'), `${second.stderr}`);
+  first.kill('SIGTERM');
+  const [code] = await once(first, 'exit');
+  t.equal(code, 0, 'the first bridge shuts down cleanly');
+});
