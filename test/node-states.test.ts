@@ -1,0 +1,74 @@
+import t from 'tap';
+import { NODE_IDS } from '../src/contract/index.js';
+import { cleanup, ev, startTestBridge } from './helpers/bridge.js';
+
+/**
+ * CONTRACT 5: node states start pending; node.entered -> active, node.skipped -> skipped,
+ * node.failed -> failed, approval.requested -> needs_approval; an explicit nodeState on any event
+ * sets it; the reasons are kept on the node. The 201 answer carries {ok, event, seq, run summary}.
+ */
+t.test('node states follow the events', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  const nodes = async () =>
+    Object.fromEntries((await b.req('GET', '/runs/ns')).body['run'].nodes.map((n: any) => [n.id, n]));
+
+  const first = await b.req('POST', '/runs/ns/events', ev({ type: 'run.created' }));
+  t.equal(first.status, 201);
+  t.same(Object.keys(first.body).sort(), ['event', 'ok', 'run', 'seq']);
+  t.equal(first.body['ok'], true);
+  t.equal(first.body['run'].id, 'ns');
+  t.notOk('events' in first.body['run'], 'the run in a 201 is a summary');
+  let n = await nodes();
+  t.same(
+    NODE_IDS.filter((id) => n[id].state !== 'pending'),
+    [],
+    'every node starts pending (run.created carries no state)',
+  );
+
+  const steps: [Record<string, unknown>, string, string][] = [
+    [ev({ type: 'node.entered', nodeId: 'route' }), 'route', 'active'],
+    [
+      ev({ type: 'node.skipped', nodeId: 'cloud-platform', status: 'skipped', skipReason: 'no cloud' }),
+      'cloud-platform',
+      'skipped',
+    ],
+    [
+      ev({
+        type: 'node.failed',
+        nodeId: 'implement',
+        status: 'failed',
+        failureReason: 'tests red',
+        recoveryPath: 'fix',
+      }),
+      'implement',
+      'failed',
+    ],
+    [
+      ev({
+        type: 'approval.requested',
+        nodeId: 'redzone',
+        status: 'needs_approval',
+        approvalOwner: 'o',
+        approvalScope: 's',
+      }),
+      'redzone',
+      'needs_approval',
+    ],
+    [ev({ type: 'gate.fired', nodeId: 'prove', nodeState: 'passed', status: 'passed' }), 'prove', 'passed'],
+    [ev({ type: 'agent.connected', nodeId: 'route', nodeState: 'pending' }), 'route', 'pending'],
+    [ev({ type: 'node.entered', nodeId: 'implement' }), 'implement', 'active'],
+  ];
+  for (const [body, nodeId, state] of steps) {
+    const r = await b.req('POST', '/runs/ns/events', body);
+    t.equal(r.status, 201, JSON.stringify(r.body));
+    t.equal(r.body['run'].currentNodeId, nodeId);
+    n = await nodes();
+    t.equal(n[nodeId].state, state, `${body['type']} makes ${nodeId} ${state}`);
+  }
+  t.equal(n['cloud-platform'].skipReason, 'no cloud');
+  t.equal(n['implement'].failureReason, 'tests red', 'the failure reason stays on record');
+  t.equal(n['implement'].recoveryPath, 'fix');
+  t.equal(n['intake'].state, 'pending', 'an event without a state change leaves its node alone');
+  t.equal((await b.req('GET', '/runs/ns')).body['run'].pendingApprovals, 1);
+});
