@@ -1,4 +1,10 @@
-import type { ArtifactClaim, CompletionSeal, JournalEntry, RunConfig, StoredEvent } from '../contract/index.js';
+import type {
+  ArtifactClaim,
+  CompletionSeal,
+  JournalEntry,
+  RunConfig,
+  StoredEvent,
+} from '../contract/index.js';
 import type { OpenRun } from './run-files.js';
 
 export interface QuarantineInfo {
