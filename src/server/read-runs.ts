@@ -1,5 +1,6 @@
 import type { EventPage, EventViewT, RunSummary } from '../contract/index.js';
 import { BridgeError, RESPONSE_MAX_BYTES } from '../contract/index.js';
+import { RunIntegrityError } from '../storage/run-files.js';
 import type { QuarantineInfo } from '../storage/store.js';
 import { previewProblems } from './completion.js';
 import type { BridgeContext } from './context.js';
@@ -68,7 +69,17 @@ export async function getRun(ctx: BridgeContext, runId: string, limit: number, c
     if (q) return quarantinedRun(runId, open.config.createdAt, q, limit);
     const total = open.journal.count;
     const offset = cursor === undefined ? Math.max(0, total - limit) : Math.min(cursor, total);
-    const entries = await ctx.store.read(open, offset, Math.min(total, offset + limit));
+    let entries: Awaited<ReturnType<typeof ctx.store.read>>;
+    try {
+      entries = await ctx.store.read(open, offset, Math.min(total, offset + limit));
+    } catch (err) {
+      // The page failed re-authentication and the store quarantined the run: answer as every
+      // later read will, rather than with a one-off error.
+      const quarantine = ctx.store.quarantineOf(runId);
+      if (err instanceof RunIntegrityError && quarantine)
+        return quarantinedRun(runId, open.config.createdAt, quarantine, limit);
+      throw err;
+    }
     const view = runView(open, completionPreview(open), ctx.store.quarantineOf(runId));
     // Keep the body under the response ceiling: cut the page, never the run view.
     let budget = RESPONSE_MAX_BYTES - Buffer.byteLength(JSON.stringify(view)) - 4096;

@@ -270,7 +270,9 @@ export class RunStore implements RunStorage {
 
   private evict(run: OpenRun): void {
     this.cache.delete(run.runId);
-    if (run.sinceSnapshot > 0 && !run.journal.broken) this.snapshotLater(run);
+    // A quarantined run's state is not trusted: never seal it into a snapshot.
+    if (run.sinceSnapshot > 0 && !run.journal.broken && !this.quarantined.has(run.runId))
+      this.snapshotLater(run);
     const closing = Promise.all([...this.background])
       .then(() => run.journal.close())
       .catch(() => {});
