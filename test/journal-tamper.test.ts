@@ -113,7 +113,11 @@ t.test('a byte flipped in events.jsonl under a running bridge is caught on the n
   }
   await flip(runPaths(b.t.dataDir, 'victim').journal, '"message":"msg');
   const first = await b.req('GET', '/runs/victim?eventCursor=0');
-  t.equal(first.status, 200, `the detecting read answers like later reads: ${JSON.stringify(first.body).slice(0, 200)}`);
+  t.equal(
+    first.status,
+    200,
+    `the detecting read answers like later reads: ${JSON.stringify(first.body).slice(0, 200)}`,
+  );
   t.equal(first.body['run'].status, 'quarantined');
   t.notOk(
     (first.body['events'] ?? []).some((e: any) => e.message === 'msf'),
@@ -132,7 +136,11 @@ t.test('a record made unparseable under a running bridge is caught on the next r
   // The first byte of the page's first record: '{' becomes 'z'.
   await flip(runPaths(b.t.dataDir, 'victim').journal, '{"seq":0', 0);
   const first = await b.req('GET', '/runs/victim?eventCursor=0');
-  t.equal(first.status, 200, `the detecting read answers like later reads: ${JSON.stringify(first.body).slice(0, 200)}`);
+  t.equal(
+    first.status,
+    200,
+    `the detecting read answers like later reads: ${JSON.stringify(first.body).slice(0, 200)}`,
+  );
   t.equal(first.body['run'].status, 'quarantined');
   await expectQuarantined(t, b, 'events.jsonl');
 });
