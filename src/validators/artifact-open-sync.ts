@@ -40,6 +40,7 @@ export function openArtifactSync(realRoot: string, relPath: string): OpenedSync 
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) throw new ArtifactError(`${relPath} is not a regular file`);
+    if (st.nlink > 1) throw new ArtifactError(`${relPath} is a hard link (${st.nlink} names)`);
     let real = '';
     try {
       real = realpathSync.native(leaf);

@@ -67,6 +67,8 @@ export async function openArtifact(realRoot: string, relPath: string): Promise<O
   try {
     const st = await handle.stat();
     if (!st.isFile()) throw new ArtifactError(`${relPath} is not a regular file`);
+    // A hard link makes bytes owned outside the root look like a file inside it.
+    if (st.nlink > 1) throw new ArtifactError(`${relPath} is a hard link (${st.nlink} names)`);
     const real = await realpath(leaf).catch(() => '');
     if (real !== leaf || !real.startsWith(realRoot + sep)) {
       throw new ArtifactError(`${relPath} escapes the artifact root`);
