@@ -1,14 +1,6 @@
 import type { Command } from 'commander';
-import {
-  DEFAULT_ARTIFACT_BY_NODE,
-  emptyState,
-  NODE_IDS,
-  type NodeId,
-  RUN_ID_PATTERN,
-  type RunConfig,
-  type RunViewT,
-} from '../contract/index.js';
-import type { RunFacts } from '../validators/facts.js';
+import { RUN_ID_PATTERN, type RunViewT } from '../contract/index.js';
+import { factsFromView } from '../validators/facts-from-view.js';
 import { createFinishLineGate } from '../validators/runner.js';
 import { requireEnv, UsageError } from './env.js';
 import { bridgeRequest, describeFailure } from './http.js';
@@ -20,53 +12,6 @@ import { realArtifactRoot, repoRootFromEnv } from './local-paths.js';
  * content-validator verdict, run in the same credential-free child as the gate. Exit 0 ready,
  * 1 blocked or failed, 2 usage.
  */
-export function factsFromView(run: RunViewT): RunFacts {
-  const state = emptyState(run.id, run.createdAt);
-  const artifactByNode = { ...DEFAULT_ARTIFACT_BY_NODE };
-  const requiredNodes: NodeId[] = [];
-  for (const n of run.nodes) {
-    state.nodes[n.id] = {
-      state: n.state,
-      seq: n.updatedSeq,
-      skipReason: n.skipReason,
-      failureReason: n.failureReason,
-      recoveryPath: n.recoveryPath,
-    };
-    if (n.artifact) artifactByNode[n.id] = n.artifact;
-    if (n.required) requiredNodes.push(n.id);
-  }
-  state.approvals = run.approvals.map((a) => ({ ...a }));
-  for (const a of run.artifacts) state.artifacts[a.path] = { ...a };
-  const sh = run.selfHeal;
-  state.selfHeal = {
-    detectedSeq: sh.detectedSeq,
-    resolvedSeq: sh.resolvedSeq,
-    resolution: sh.resolved
-      ? {
-          type: sh.artifact ? 'self_heal.pr_proposed' : 'self_heal.pr_opened',
-          prUrl: sh.prUrl,
-          artifact: sh.artifact,
-        }
-      : null,
-  };
-  const config: RunConfig = {
-    schema: 'harness.run-config.v1',
-    runId: run.id,
-    createdAt: run.createdAt,
-    artifactRoot: null,
-    adapter: null,
-    trustPin: run.trustPin,
-    commissioned: run.commissioned || run.adapter?.finishLineAssurance === true,
-    humanTokenDigest: '',
-    requiredNodes: NODE_IDS.filter((id) => requiredNodes.includes(id)),
-    artifactByNode,
-    metadata: {},
-    runMode: run.runMode,
-    eventSource: null,
-  };
-  return { runId: run.id, config, state };
-}
-
 export function registerExplain(program: Command): void {
   program
     .command('explain')
@@ -92,7 +37,7 @@ export function registerExplain(program: Command): void {
       if (opts.artifactRoot !== undefined) {
         const realRoot = await realArtifactRoot(opts.artifactRoot);
         const gate = createFinishLineGate({ concurrency: 1, deadlineMs: 120_000 });
-        const local = await gate(factsFromView(run), {
+        const local = await gate(factsFromView(run, realRoot), {
           realRoot,
           repoRoot: repoRootFromEnv(),
           trustPin: run.trustPin,

@@ -1,8 +1,8 @@
 import type { RunViewT } from '../contract/index.js';
 import { claimArtifact } from '../validators/artifact-root.js';
+import { factsFromView } from '../validators/facts-from-view.js';
 import type { ToolDefinition } from './context.js';
 import { failure, success } from './result.js';
-import { factsFromView } from './run-facts.js';
 import { confirmedRoot, fetchRunView } from './run-root.js';
 import { FinishLineCheckInput } from './schemas.js';
 

@@ -1,6 +1,6 @@
 import type { NodeId, RunConfig, RunViewT } from '../contract/index.js';
 import { emptyState } from '../contract/index.js';
-import type { RunFacts } from '../validators/facts.js';
+import type { RunFacts } from './facts.js';
 
 /**
  * Rebuilds the finish-line facts from the bridge's run view, which carries everything the rules
