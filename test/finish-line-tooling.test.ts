@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import t from 'tap';
+import { NODE_IDS } from '../src/contract/index.js';
 import { trustPinOf } from '../src/validators/trust-store.js';
 import { buildFixture } from './helpers/finish-line-fixture.js';
 
@@ -171,25 +172,10 @@ t.test('explain prints one line per problem and exits 1 when blocked, 0 when rea
 t.test('explain --artifact-root adds the local content-validator verdict', async (t) => {
   const f = await buildFixture(t, { commissioned: false, corrective: false });
   await f.mutate('proof/proof.json', (d) => (d.status = 'failed'));
-  const nodes = [
-    'intake',
-    'route',
-    'code-intelligence',
-    'design-anchors',
-    'system-design',
-    'production-readiness',
-    'cloud-platform',
-    'implement',
-    'redzone',
-    'qa-break-it',
-    'prove',
-    'live-smoke',
-    'self-heal',
-    'handoff',
-  ].map((id) => ({
+  const nodes = NODE_IDS.map((id) => ({
     id,
     state: 'passed',
-    required: f.facts.config.requiredNodes.includes(id as never),
+    required: f.facts.config.requiredNodes.includes(id),
     artifact: (f.facts.config.artifactByNode as Record<string, string>)[id],
     artifactVerified: true,
     skipReason: null,

@@ -122,18 +122,7 @@ export async function buildFixture(
     commands: [{ command, exitCode: 0, startedAt: TS, completedAt: TS, outputDigest: digest('a') }],
     subject: { commit: postFix, dirty: false },
   });
-  await write(A['production-readiness'], {
-    schema: 'harness.production-readiness.v2',
-    runId,
-    generatedAt: TS,
-    layers: PRODUCTION_LAYERS.map((layer) => ({
-      layer,
-      owner: 'team-a',
-      applicability: 'required',
-      status: 'passed',
-      controls: ['reviewed'],
-    })),
-  });
+  await write(A['production-readiness'], passingAssessment(runId, TS));
   if (corrective) {
     const phase = (commit: string, exitCode: number) => ({
       commit,
@@ -295,4 +284,20 @@ export async function expectRule(
     `${rule} reports "${fragment}" (got ${JSON.stringify(result.problems)})`,
   );
   if (only) t.same(failing(result), [rule], 'only that rule fails');
+}
+
+/** A harness.production-readiness.v2 document with all 13 layers required and passed. */
+export function passingAssessment(runId: string, generatedAt: string) {
+  return {
+    schema: 'harness.production-readiness.v2',
+    runId,
+    generatedAt,
+    layers: PRODUCTION_LAYERS.map((layer) => ({
+      layer,
+      owner: 'team-a',
+      applicability: 'required',
+      status: 'passed',
+      controls: ['reviewed'],
+    })),
+  };
 }

@@ -1,7 +1,7 @@
-import { PRODUCTION_LAYERS } from '../../src/contract/artifacts/index.js';
 import { NODE_IDS, type NodeId } from '../../src/contract/index.js';
 import { createFinishLineGate } from '../../src/validators/runner.js';
 import { startTestBridge, type TestBridge } from './bridge.js';
+import { passingAssessment } from './finish-line-fixture.js';
 import { live, type McpHarness } from './mcp.js';
 
 /** A bridge whose completion runs the real finish-line validator children, as `harness bridge` does. */
@@ -34,18 +34,7 @@ export function goodArtifacts(runId: string): Record<NodeId, string> {
     'code-intelligence': json({ nodes: [], edges: [] }),
     'design-anchors': json({ anchors: ['health route'] }),
     'system-design': '# System design\n\nOne route.\n',
-    'production-readiness': json({
-      schema: 'harness.production-readiness.v2',
-      runId,
-      generatedAt: TS,
-      layers: PRODUCTION_LAYERS.map((layer) => ({
-        layer,
-        owner: 'team-a',
-        applicability: 'required',
-        status: 'passed',
-        controls: ['reviewed'],
-      })),
-    }),
+    'production-readiness': json(passingAssessment(runId, TS)),
     'cloud-platform': json({ services: [] }),
     implement: '{"step":"edit"}\n{"step":"test"}\n',
     redzone: json({ approvals: [] }),
