@@ -2,6 +2,7 @@ import canonicalize from 'canonicalize';
 import fc from 'fast-check';
 import t from 'tap';
 import { canonicalJson } from '../src/storage/canonical.js';
+import { recordMac, sealRecord, verifyLine } from '../src/storage/journal.js';
 
 /** The outcome of a canonicalizer: its text, or the message it throws. */
 function outcome(
@@ -67,4 +68,43 @@ t.test('values outside plain JSON get exactly the package result or error', asyn
   t.ok(cases.every(same));
   t.throws(() => canonicalJson(10n));
   t.throws(() => canonicalize(10n));
+});
+
+t.test('a sealed journal record carries exactly recordMac and its line verifies', async (t) => {
+  const key = Buffer.alloc(32, 9);
+  const runId = 'run-A.b_c-1';
+  const prev = 'ab'.repeat(32);
+  const unit = fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c));
+  const text = fc.oneof(fc.string({ unit }), fc.string());
+  const event = fc.record({
+    id: text,
+    type: fc.constantFrom('node.entered', 'artifact.written'),
+    message: text,
+    extra: fc.dictionary(text, fc.jsonValue(), { maxKeys: 4 }),
+  });
+  const claim = fc.option(fc.record({ path: text, sha256: fc.constant('cd'.repeat(32)), bytes: fc.nat() }));
+  const seal = fc.option(fc.record({ artifacts: fc.dictionary(text, text), adapterSha256: fc.option(text) }));
+  t.doesNotThrow(() =>
+    fc.assert(
+      fc.property(fc.nat(), event, claim, seal, (seq, e, c, s) => {
+        const seal = () => sealRecord(key, runId, seq, prev, e as never, c as never, s as never);
+        const expected = outcome((v) => recordMac(key, runId, v as never), {
+          seq,
+          prev,
+          event: e,
+          claim: c,
+          seal: s,
+        });
+        const got = outcome(() => seal().mac, null);
+        // Values without a canonical form (lone surrogates) are refused the same way by both.
+        if (JSON.stringify(got) !== JSON.stringify(expected)) return false;
+        if (got.error !== undefined) return true;
+        const sealed = seal();
+        if (!sealed.line.endsWith('\n')) return false;
+        const r = verifyLine(key, runId, sealed.line.slice(0, -1), seq, prev);
+        return canonicalJson(r.event) === canonicalJson(e);
+      }),
+      { numRuns: 2000 },
+    ),
+  );
 });

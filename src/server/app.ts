@@ -1,11 +1,11 @@
 import swagger from '@fastify/swagger';
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, type FastifySchemaCompiler } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifySchemaCompiler } from 'fastify';
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { BRIDGE_VERSION, CREATE_RUN_MAX_BYTES, EVENT_MAX_BYTES, SERVICE } from '../contract/index.js';
 import type { BridgeContext } from './context.js';
-import { checkBrowserHeaders, requireAccessToken, requireJson } from './guard.js';
+import { checkBrowserHeaders, requireAccessToken, requireJson, syncHook } from './guard.js';
 import { credentialRedactor, installErrorHandlers } from './http-errors.js';
 import { strictQuery } from './query.js';
 import { registerEventRoute } from './routes/events.js';
@@ -67,7 +67,7 @@ export async function buildApp(ctx: BridgeContext, opts: AppOptions = {}): Promi
     app,
     credentialRedactor([ctx.env.accessToken, ctx.env.humanToken, ctx.env.integrityKey.toString('utf8')]),
   );
-  app.addHook('onRequest', async (req) => {
+  const guardRequest = (req: FastifyRequest) => {
     checkBrowserHeaders(req, ctx.port());
     const isHealth = req.routeOptions.url === '/health';
     if (!isHealth || req.headers['x-harness-bridge-token'] !== undefined)
@@ -77,7 +77,9 @@ export async function buildApp(ctx: BridgeContext, opts: AppOptions = {}): Promi
       // Writes take no query parameters: an unknown one fails closed (SPEC Endpoints 5).
       strictQuery(req.url, {});
     }
-  });
+  };
+  app.addHook('onRequest', syncHook(guardRequest));
+
   registerHealthRoute(app, ctx);
   registerRunRoutes(app, ctx);
   registerEventRoute(app, ctx);

@@ -1,9 +1,9 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { BridgeError } from '../contract/index.js';
 import { isLoopbackHost } from './env.js';
 
-const sha256 = (s: string) => createHash('sha256').update(s).digest();
+const sha256 = (s: string): Buffer => hash('sha256', s, 'buffer');
 
 /** Digests of the expected secrets (a handful per process), so each request hashes only its own. */
 const expectedDigests = new Map<string, Buffer>();
@@ -21,6 +21,24 @@ function expectedDigest(expected: string): Buffer {
 export function secretMatches(presented: string | string[] | undefined, expected: string): boolean {
   if (typeof presented !== 'string' || presented === '') return false;
   return timingSafeEqual(sha256(presented), expectedDigest(expected));
+}
+
+/**
+ * A hook from a synchronous check, in Fastify's callback style: no promise per request on the hot
+ * path; a thrown error becomes the error reply, exactly as from an async hook.
+ */
+export function syncHook(
+  check: (req: FastifyRequest) => void,
+): (req: FastifyRequest, reply: unknown, done: (err?: Error) => void) => void {
+  return (req, _reply, done) => {
+    try {
+      check(req);
+    } catch (err) {
+      done(err as Error);
+      return;
+    }
+    done();
+  };
 }
 
 function hostOf(value: string): { host: string; port: string } | null {

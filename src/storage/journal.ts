@@ -2,7 +2,8 @@ import { fdatasync, write } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import type { ArtifactClaim, CompletionSeal, JournalEntry, StoredEvent } from '../contract/index.js';
 import { JOURNAL_RECORD_MAX_BYTES } from '../contract/index.js';
-import { GENESIS, mac, macEqual } from './mac.js';
+import { canonicalJson } from './canonical.js';
+import { GENESIS, mac, macEqual, macText } from './mac.js';
 
 /**
  * `events.jsonl`: one JSON record per line, each MAC'd over (runId, seq, prev MAC, event, claim),
@@ -25,6 +26,42 @@ export function recordMac(key: Buffer, runId: string, r: Omit<JournalRecord, 'ma
   const body = { runId, seq: r.seq, prev: r.prev, event: r.event, claim: r.claim };
   // The seal is MAC'd only where present, so ordinary records keep their shape.
   return mac(key, 'harness.journal.v1', r.seal ? { ...body, seal: r.seal } : body);
+}
+
+const canonical = (value: unknown): string => {
+  const text = canonicalJson(value);
+  if (text === undefined) throw new Error('value has no canonical JSON form');
+  return text;
+};
+
+/**
+ * Seals a new record: its MAC (exactly `recordMac`) and its journal line. Each part is made
+ * canonical once and the two texts are assembled around it, instead of canonicalizing the whole
+ * record for the MAC and serializing it again for the line. The MAC input lists the members in
+ * RFC 8785 order (claim, event, prev, runId, seal, seq); run IDs, MACs and sequence numbers never
+ * need escaping, so JSON.stringify writes them canonically. The line is parsed, never compared,
+ * when it is verified, so its member order is free.
+ */
+export function sealRecord(
+  key: Buffer,
+  runId: string,
+  seq: number,
+  prev: string,
+  event: StoredEvent,
+  claim: ArtifactClaim | null,
+  seal: CompletionSeal | null,
+): { mac: string; line: string } {
+  const e = canonical(event);
+  const c = canonical(claim);
+  const s = seal ? canonical(seal) : null;
+  const p = JSON.stringify(prev);
+  const sealPart = s === null ? '' : `,"seal":${s}`;
+  const signed = `{"claim":${c},"event":${e},"prev":${p},"runId":${JSON.stringify(runId)}${sealPart},"seq":${seq}}`;
+  const recordMacHex = macText(key, 'harness.journal.v1', signed);
+  return {
+    mac: recordMacHex,
+    line: `{"seq":${seq},"prev":${p},"event":${e},"claim":${c}${sealPart},"mac":"${recordMacHex}"}\n`,
+  };
 }
 
 /** The `prev` a page's first record claims (its MAC still has to verify); unparseable is tampering. */
@@ -180,9 +217,9 @@ export class JournalWriter {
   ): { entry: JournalEntry; durable: Promise<void> } {
     if (this.failure) throw this.failure;
     const seq = this.offsets.length;
-    const body = seal ? { seq, prev: this.head, event, claim, seal } : { seq, prev: this.head, event, claim };
-    const recordMacHex = recordMac(this.key, this.runId, body);
-    const bytes = Buffer.from(`${JSON.stringify({ ...body, mac: recordMacHex })}\n`);
+    const sealed = sealRecord(this.key, this.runId, seq, this.head, event, claim, seal);
+    const recordMacHex = sealed.mac;
+    const bytes = Buffer.from(sealed.line);
     if (bytes.length > JOURNAL_RECORD_MAX_BYTES) throw new RangeError('journal record exceeds its ceiling');
     this.offsets.push(this.size);
     this.size += bytes.length;

@@ -18,7 +18,12 @@ export function canonicalBytes(value: unknown): string {
 }
 
 export function mac(key: Buffer, domain: MacDomain, value: unknown): string {
-  return createHmac('sha256', key).update(domain).update('\0').update(canonicalBytes(value)).digest('hex');
+  return macText(key, domain, canonicalBytes(value));
+}
+
+/** The MAC of text that is already the canonical form of the value (see `mac`). */
+export function macText(key: Buffer, domain: MacDomain, canonical: string): string {
+  return createHmac('sha256', key).update(domain).update('\0').update(canonical).digest('hex');
 }
 
 /** Compares two hex MACs in constant time over equal-length digests. */

@@ -9,7 +9,7 @@ import {
   RunEventSchema,
 } from '../../contract/index.js';
 import type { BridgeContext } from '../context.js';
-import { checkBodyForCredentials, secretMatches } from '../guard.js';
+import { checkBodyForCredentials, secretMatches, syncHook } from '../guard.js';
 import { toBridgeError } from '../http-errors.js';
 import { postEvent } from '../post-event.js';
 import { RunParams, secrets } from './runs.js';
@@ -52,7 +52,7 @@ export function registerEventRoute(app: FastifyInstance, ctx: BridgeContext): vo
           }),
         },
       },
-      preValidation: async (req) => checkBodyForCredentials(req.body, secrets(ctx)),
+      preValidation: syncHook((req) => checkBodyForCredentials(req.body, secrets(ctx))),
     },
     async (req, reply) => {
       if (req.validationError?.validationContext === 'params') {
