@@ -18,6 +18,7 @@ export function startChild(args: string[], env: NodeJS.ProcessEnv, label: string
   let out = '';
   let err = '';
   proc.stderr?.on('data', (d: Buffer) => {
+    if (process.env['BENCH_CHILD_STDERR']) process.stderr.write(d);
     err += d.toString();
     if (err.length > 64 * 1024) err = err.slice(-32 * 1024);
   });

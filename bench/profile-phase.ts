@@ -1,20 +1,28 @@
 /**
- * Profiling aid (not a benchmark): runs one closed-loop phase of bench:ingest against the bridge
- * under `node --cpu-prof` and prints the hottest functions by self time.
- *   node dist/bench/profile-phase.js a|b [seconds] [outdir]
+ * Development aid, not the benchmark: one closed-loop phase of bench:ingest, (a) 16 runs or (b) one
+ * run, against the bare echo route and then the bridge, printing the ratio, the bridge's CPU per
+ * request split by thread (from /proc) and, with PROF=1, the hottest functions of its main thread.
+ *
+ *   node dist/bench/profile-phase.js a|b [seconds] [rounds]
+ *
+ * BRIDGE_DIST=<dir> runs the bridge from another build (dir holding src/cli/main.js), so two
+ * versions can be compared in alternating rounds on a machine whose speed drifts.
  */
-import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bridgeEnv, cpuSeconds, startChild } from './children.js';
+import { bridgeEnv, startChild } from './children.js';
 import { closedLoop } from './load.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const root = resolve(here, '..', '..');
 const phase = process.argv[2] === 'a' ? 'a' : 'b';
 const seconds = Number(process.argv[3] ?? 8);
-const out = resolve(process.argv[4] ?? (await mkdtemp(join(tmpdir(), 'harness-prof-'))));
+const rounds = Number(process.argv[4] ?? 1);
+const dists = (process.env['BRIDGE_DIST'] ?? join(root, 'dist')).split(',');
+const prof = process.env['PROF'] === '1';
 
 function body(id: string, i: number): string {
   const event = {
@@ -31,52 +39,102 @@ function body(id: string, i: number): string {
   return JSON.stringify(event);
 }
 
-const dir = await mkdtemp(join(tmpdir(), 'harness-prof-data-'));
-const env: NodeJS.ProcessEnv = await bridgeEnv(dir);
-if (process.env['NOSYNC']) env['NOSYNC'] = '1';
-const prof = process.env['PROF'] !== '0';
-const bridge = await startChild(
-  [
-    ...(prof ? ['--cpu-prof', '--cpu-prof-dir', out] : []),
-    join(root, 'dist', 'src', 'cli', 'main.js'),
-    'bridge',
-  ],
-  env,
-  'bridge',
-);
-if (process.env['THREADS']) {
-  const { spawn } = await import('node:child_process');
-  setTimeout(() => spawn('/tmp/threads.sh', [String(bridge.pid), '5'], { stdio: 'inherit' }), 2000);
+/** CPU ticks (1/100 s) per thread of a process: main thread first, then the rest summed. */
+function threadTicks(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(Number(tid), Number(f[11]) + Number(f[12]));
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
 }
-const c0 = cpuSeconds(bridge.pid);
-const l0 = process.cpuUsage();
-const r = await closedLoop(
-  {
-    origin: bridge.url,
-    headers: {
+
+async function measure(
+  label: string,
+  pid: number,
+  origin: string,
+  headers: Record<string, string>,
+  path: (i: number) => string,
+) {
+  let t0 = new Map<number, number>();
+  let t1 = new Map<number, number>();
+  const warmupMs = 1000;
+  const a = setTimeout(() => (t0 = threadTicks(pid)), warmupMs);
+  const b = setTimeout(() => (t1 = threadTicks(pid)), warmupMs + seconds * 1000);
+  const r = await closedLoop(
+    { origin, headers },
+    (i) => ({ path: path(i), body: body(`${label}-${i}`, i) }),
+    {
+      connections: 50,
+      warmupMs,
+      durationMs: seconds * 1000,
+    },
+  );
+  clearTimeout(a);
+  clearTimeout(b);
+  if (t1.size === 0) t1 = threadTicks(pid);
+  const us = (ticks: number) => (ticks * 1e4) / Math.max(1, r.measured);
+  const main = (t1.get(pid) ?? 0) - (t0.get(pid) ?? 0);
+  let rest = 0;
+  for (const [tid, v] of t1) if (tid !== pid) rest += v - (t0.get(tid) ?? 0);
+  process.stdout.write(
+    `${label}: ${r.rps.toFixed(0)} req/s, CPU/req main ${us(main).toFixed(0)} us + other threads ${us(rest).toFixed(0)} us, main busy ${((100 * main) / (seconds * 100)).toFixed(0)}%, non-2xx ${r.non2xx}\n`,
+  );
+  return r.rps;
+}
+
+const out = await mkdtemp(join(tmpdir(), 'harness-prof-'));
+const echo = await startChild(
+  [join(root, 'dist', 'bench', 'echo-server.js')],
+  { PATH: process.env['PATH'] },
+  'echo',
+);
+for (let round = 0; round < rounds; round++) {
+  const echoRps = await measure(
+    'echo',
+    echo.pid,
+    echo.url,
+    { 'content-type': 'application/json' },
+    () => '/echo',
+  );
+  for (const dist of dists) {
+    const dir = await mkdtemp(join(tmpdir(), 'harness-prof-data-'));
+    const env = await bridgeEnv(dir);
+    const profDir = join(out, String(round));
+    const bridge = await startChild(
+      [
+        ...(prof ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []),
+        join(resolve(dist), 'src', 'cli', 'main.js'),
+        'bridge',
+      ],
+      env,
+      'bridge',
+    );
+    const headers = {
       'content-type': 'application/json',
       'x-harness-bridge-token': env['HARNESS_BRIDGE_ACCESS_TOKEN']!,
-    },
-  },
-  (i) => ({
-    path: phase === 'a' ? `/runs/p-a-${i % 16}/events` : '/runs/p-b/events',
-    body: body(`${phase}-${i}`, i),
-  }),
-  { connections: 50, warmupMs: 1000, durationMs: seconds * 1000 },
-);
-const cpu = ((cpuSeconds(bridge.pid) - c0) * 1e6) / (r.rps * (seconds + 1));
-const l1 = process.cpuUsage(l0);
-const lg = (l1.user + l1.system) / (r.rps * (seconds + 1));
-process.stdout.write(
-  `phase ${phase}: ${r.rps.toFixed(0)} req/s, ~${cpu.toFixed(0)} us CPU/req, loadgen ~${lg.toFixed(0)} us/req, non-2xx ${r.non2xx}\n`,
-);
-await bridge.stop();
-if (prof) {
-  const file = (await readdir(out))
-    .filter((f) => f.endsWith('.cpuprofile'))
-    .sort()
-    .at(-1)!;
-  const p = JSON.parse(await readFile(join(out, file), 'utf8')) as {
+    };
+    const rps = await measure(`bridge ${phase} ${dist}`, bridge.pid, bridge.url, headers, (i) =>
+      phase === 'a' ? `/runs/p-a-${i % 16}/events` : '/runs/p-b/events',
+    );
+    process.stdout.write(`  ratio ${(rps / echoRps).toFixed(2)}\n`);
+    await bridge.stop();
+    await rm(dir, { recursive: true, force: true });
+    if (prof) await printProfile(profDir, bridge.pid);
+  }
+}
+await echo.stop();
+
+/** Self time by function in the bridge's main-thread profile. */
+async function printProfile(dir: string, pid: number): Promise<void> {
+  const file = (await readdir(dir)).find((f) => f.includes(`.${pid}.0.`) && f.endsWith('.cpuprofile'));
+  if (!file) return;
+  const p = JSON.parse(await readFile(join(dir, file), 'utf8')) as {
     nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
     samples: number[];
   };
@@ -87,8 +145,7 @@ if (prof) {
     const k = `${f.functionName || '(anon)'} ${f.url.replace(/.*node_modules\//, '').replace(/.*\/dist\//, '')}:${f.lineNumber}`;
     self.set(k, (self.get(k) ?? 0) + 1);
   }
-  const total = p.samples.length;
-  for (const [k, n] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 45))
-    process.stdout.write(`${((100 * n) / total).toFixed(1).padStart(5)}%  ${k}\n`);
-  process.stdout.write(`profile: ${join(out, file)}\n`);
+  for (const [k, n] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 30))
+    process.stdout.write(`${((100 * n) / p.samples.length).toFixed(1).padStart(5)}%  ${k}\n`);
+  process.stdout.write(`profile: ${join(dir, file)}\n`);
 }

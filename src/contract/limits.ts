@@ -27,3 +27,5 @@ export const JOURNAL_RECORD_MAX_BYTES = 32 * 1024;
 export const RUN_DIRECTORY_MAX = 100_000;
 /** Write a snapshot after this many appends since the last one (lazy, amortised O(1)). */
 export const SNAPSHOT_EVERY = 4096;
+/** The commit log is checkpointed (journals fdatasync'd, log emptied) past this size. */
+export const COMMIT_LOG_CHECKPOINT_BYTES = 16 * 1024 * 1024;

@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import { checkLayout } from '../storage/layout.js';
 import { acquireLease, acquireMutex, StartupError } from '../storage/lease.js';
-import { RunStore } from '../storage/store.js';
+import { RunStore, type StoreOptions } from '../storage/store.js';
 import { HashPool } from '../workers/pool.js';
 import { buildApp } from './app.js';
 import type { BridgeContext, FinishLineGate } from './context.js';
@@ -23,6 +23,8 @@ export interface StartOptions {
   finishLine?: FinishLineGate | null;
   /** Builds the finish-line gate from the checked environment (the CLI passes issue 3's runner). */
   makeFinishLine?: (env: BridgeEnv) => FinishLineGate;
+  /** Storage bounds tests make small (commit-log checkpoint size, open-run cache). */
+  storage?: Pick<StoreOptions, 'checkpointBytes' | 'cacheSize'>;
 }
 
 /**
@@ -53,6 +55,7 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
     dataDir: env.dataDir,
     integrityKey: env.integrityKey,
     trustPin: env.trustPin,
+    ...opts.storage,
   });
   const pool = new HashPool(env.workers);
   let port = env.port;

@@ -1,8 +1,9 @@
-import { fdatasync, write } from 'node:fs';
+import { fdatasync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import type { ArtifactClaim, CompletionSeal, JournalEntry, StoredEvent } from '../contract/index.js';
 import { JOURNAL_RECORD_MAX_BYTES } from '../contract/index.js';
 import { canonicalJson } from './canonical.js';
+import type { CommitLog, LoggedJournal } from './commit-log.js';
 import { GENESIS, mac, macEqual, macText } from './mac.js';
 
 /**
@@ -145,56 +146,59 @@ export async function scanJournal(
   }
 }
 
-/** Writes all of `data` at the end of the file, retrying after a short write. */
-function writeAll(fd: number, data: Buffer): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const step = (offset: number) =>
-      write(fd, data, offset, data.length - offset, null, (err, n) => {
-        if (err) reject(err);
-        else if (n === 0) reject(new Error('journal write made no progress'));
-        else if (offset + n < data.length) step(offset + n);
-        else resolve();
-      });
-    step(0);
-  });
-}
+const datasync = (fd: number): Promise<void> =>
+  new Promise((resolve, reject) => fdatasync(fd, (err) => (err ? reject(err) : resolve())));
 
-function datasync(fd: number): Promise<void> {
-  return new Promise((resolve, reject) => fdatasync(fd, (err) => (err ? reject(err) : resolve())));
-}
-
-interface Pending {
-  bytes: Buffer;
-  resolve: () => void;
-  reject: (err: Error) => void;
-}
+const noop = () => {};
 
 /**
- * The append side of an open journal. `append` is synchronous up to the queue (so the caller's
- * state stays in step with record order); durability is a promise. While one write+fdatasync is
- * in flight, every record queued meanwhile is written and synced together (group commit). A flush
- * from idle first lets the current turn of the event loop finish, so events of one run parsed in
- * the same turn share the write and the sync. The raw descriptor and callback API keep the
- * per-batch cost to one write and one fdatasync on the thread pool.
+ * The append side of an open journal. `append` seals the record (the in-memory state moves in
+ * journal order at once) and queues it in the bridge-wide commit log, whose next batch writes it
+ * to `events.jsonl` and makes it durable with one fdatasync of the log for every record of every
+ * run queued meanwhile (group commit). The journal file itself is fdatasync'd at the commit log's
+ * checkpoints, before a snapshot and on close. Reads wait until appended records are written.
  */
-export class JournalWriter {
-  private readonly queue: Pending[] = [];
-  private flushing = false;
-  private failure: Error | null = null;
-  private idleWaiters: (() => void)[] = [];
+export class JournalWriter implements LoggedJournal {
+  private last: Promise<void> = Promise.resolve();
+  private syncs: Promise<void> = Promise.resolve();
+  private unsynced = false;
+  private closed = false;
+  private closeError: Error | null = null;
+  readonly logPrefix: Buffer;
 
   private constructor(
     private readonly handle: FileHandle,
+    private readonly commitLog: CommitLog,
     private readonly key: Buffer,
     private readonly runId: string,
     public readonly offsets: number[],
     private head: string,
     private size: number,
-  ) {}
+  ) {
+    this.logPrefix = Buffer.from(`${runId} `);
+  }
 
-  static async open(key: Buffer, runId: string, path: string, scan: ScanResult): Promise<JournalWriter> {
+  get fd(): number {
+    return this.handle.fd;
+  }
+
+  static async open(
+    key: Buffer,
+    runId: string,
+    path: string,
+    scan: ScanResult,
+    commitLog: CommitLog,
+  ): Promise<JournalWriter> {
     const handle = await open(path, 'a+');
-    return new JournalWriter(handle, key, runId, scan.offsets, scan.macs.at(-1) ?? GENESIS, scan.size);
+    return new JournalWriter(
+      handle,
+      commitLog,
+      key,
+      runId,
+      scan.offsets,
+      scan.macs.at(-1) ?? GENESIS,
+      scan.size,
+    );
   }
 
   get count(): number {
@@ -206,54 +210,41 @@ export class JournalWriter {
   }
 
   get broken(): Error | null {
-    return this.failure;
+    return this.commitLog.broken;
   }
 
-  /** Seals the next record and queues it; resolves once it is on disk. */
+  /** Seals the next record and queues it; `durable` resolves once it is on disk. */
   append(
     event: StoredEvent,
     claim: ArtifactClaim | null,
     seal: CompletionSeal | null = null,
   ): { entry: JournalEntry; durable: Promise<void> } {
-    if (this.failure) throw this.failure;
+    const broken = this.broken;
+    if (broken) throw broken;
     const seq = this.offsets.length;
     const sealed = sealRecord(this.key, this.runId, seq, this.head, event, claim, seal);
-    const recordMacHex = sealed.mac;
     const bytes = Buffer.from(sealed.line);
     if (bytes.length > JOURNAL_RECORD_MAX_BYTES) throw new RangeError('journal record exceeds its ceiling');
     this.offsets.push(this.size);
     this.size += bytes.length;
-    this.head = recordMacHex;
-    const durable = new Promise<void>((resolve, reject) => this.queue.push({ bytes, resolve, reject }));
-    if (!this.flushing) void this.flush();
+    this.head = sealed.mac;
+    this.unsynced = true;
+    const durable = this.commitLog.append(this, bytes);
+    this.last = durable;
     return { entry: { seq, event, claim, seal }, durable };
   }
 
-  private async flush(): Promise<void> {
-    this.flushing = true;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.queue.length);
-      try {
-        const data = batch.length === 1 ? batch[0]!.bytes : Buffer.concat(batch.map((p) => p.bytes));
-        await writeAll(this.handle.fd, data);
-        await datasync(this.handle.fd);
-        for (const p of batch) p.resolve();
-      } catch (err) {
-        // The in-memory head no longer matches the disk: fail everything and let the store
-        // reopen the run from disk (which truncates any torn tail).
-        this.failure = err instanceof Error ? err : new Error(String(err));
-        for (const p of [...batch, ...this.queue.splice(0)]) p.reject(this.failure);
-      }
-    }
-    this.flushing = false;
-    for (const w of this.idleWaiters.splice(0)) w();
+  /** Resolves when every record appended so far is durable or has failed (reads wait on this). */
+  idle(): Promise<void> {
+    return this.last.then(noop, noop);
   }
 
-  /** Resolves when every queued record is durable (reads wait on this). */
-  idle(): Promise<void> {
-    if (!this.flushing && this.queue.length === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  /** fdatasync of events.jsonl itself (commit-log checkpoint, snapshot, close); serialized. */
+  syncFile(): Promise<void> {
+    if (this.closed) return this.closeError ? Promise.reject(this.closeError) : Promise.resolve();
+    this.unsynced = false;
+    this.syncs = this.syncs.then(noop, noop).then(() => datasync(this.handle.fd));
+    return this.syncs;
   }
 
   /**
@@ -262,7 +253,8 @@ export class JournalWriter {
    */
   async read(from: number, to: number): Promise<JournalEntry[]> {
     await this.idle();
-    if (this.failure) throw this.failure;
+    const broken = this.broken;
+    if (broken) throw broken;
     const entries: JournalEntry[] = [];
     if (from >= to) return entries;
     const start = this.offsets[from] ?? this.size;
@@ -281,8 +273,20 @@ export class JournalWriter {
     return entries;
   }
 
+  /**
+   * Closes the file after syncing it. If that sync fails, the commit log's next checkpoint fails
+   * too (and it stops accepting appends) rather than dropping records only it holds durably.
+   */
   async close(): Promise<void> {
     await this.idle();
+    try {
+      if (this.unsynced) await this.syncFile();
+      await this.syncs;
+    } catch (err) {
+      this.closeError = err instanceof Error ? err : new Error(String(err));
+    }
+    this.closed = true;
+    if (!this.closeError) this.commitLog.forget(this);
     await this.handle.close();
   }
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { JournalEntry, RunConfig, RunState } from '../contract/index.js';
 import { applyEntry, CONFIG_MAX_BYTES, emptyState } from '../contract/index.js';
 import { fsyncDir } from './atomic.js';
+import type { CommitLog } from './commit-log.js';
 import { JournalWriter, scanJournal } from './journal.js';
 import { macEqual } from './mac.js';
 import { type RunPaths, runDirName } from './paths.js';
@@ -65,6 +66,7 @@ export async function openRunFiles(
   paths: RunPaths,
   key: Buffer,
   trustPin: string,
+  commitLog: CommitLog,
 ): Promise<{ run: OpenRun; snapshotStale: boolean; truncatedBytes: number }> {
   const fail = (reason: string): never => {
     throw new RunIntegrityError(reason);
@@ -103,7 +105,7 @@ export async function openRunFiles(
   const ids = new Map<string, number>();
   for (const entry of scan.entries) ids.set(entry.event.id, entry.seq);
   for (const entry of scan.entries.slice(from)) applyEntry(state, entry as JournalEntry);
-  const journal = await JournalWriter.open(key, runId, paths.journal, scan);
+  const journal = await JournalWriter.open(key, runId, paths.journal, scan, commitLog);
   const run: OpenRun = {
     runId,
     paths,

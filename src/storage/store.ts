@@ -10,6 +10,7 @@ import type {
 } from '../contract/index.js';
 import { applyEntry, emptyState, OPEN_RUN_CACHE, SNAPSHOT_EVERY } from '../contract/index.js';
 import { fsyncDir } from './atomic.js';
+import { CommitLog } from './commit-log.js';
 import { JournalAuthError, JournalWriter, type ScanResult } from './journal.js';
 import { sha256Hex } from './mac.js';
 import { isCanonicalRunId, RUN_DIR_PATTERN, runDirName, runPaths } from './paths.js';
@@ -34,6 +35,8 @@ export interface StoreOptions {
   integrityKey: Buffer;
   trustPin: string;
   cacheSize?: number;
+  /** Commit-log size that triggers a checkpoint (tests make it small). */
+  checkpointBytes?: number;
   log?: (msg: string) => void;
 }
 
@@ -57,14 +60,23 @@ export class RunStore implements RunStorage {
   private readonly cacheSize: number;
   private readonly log: (msg: string) => void;
 
-  private constructor(private readonly opts: StoreOptions) {
+  private constructor(
+    private readonly opts: StoreOptions,
+    private readonly commitLog: CommitLog,
+  ) {
     this.cacheSize = opts.cacheSize ?? OPEN_RUN_CACHE;
     this.log = opts.log ?? (() => {});
   }
 
   /** Builds the index from every run directory's config (startup has already refused legacy layouts). */
   static async open(opts: StoreOptions): Promise<RunStore> {
-    const store = new RunStore(opts);
+    // Acknowledged records the journals lack (a crash lost them with the page cache) come back
+    // from the commit log before any run is read.
+    const { commitLog, disputed } = await CommitLog.open(opts.dataDir, opts.integrityKey, {
+      ...(opts.checkpointBytes === undefined ? {} : { checkpointBytes: opts.checkpointBytes }),
+      ...(opts.log ? { log: opts.log } : {}),
+    });
+    const store = new RunStore(opts, commitLog);
     const dirs = (await readdir(opts.dataDir)).filter((d) => RUN_DIR_PATTERN.test(d)).sort();
     const entries: IndexEntry[] = [];
     for (const dir of dirs) {
@@ -82,6 +94,7 @@ export class RunStore implements RunStorage {
     }
     entries.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.runId.localeCompare(b.runId));
     for (const e of entries) store.addToIndex(e);
+    for (const d of disputed) if (store.has(d.runId)) store.quarantine(d.runId, d.reason);
     return store;
   }
 
@@ -119,6 +132,8 @@ export class RunStore implements RunStorage {
 
   /** Opens (or finds cached) a run and pins it; the caller must `release` it. */
   async load(runId: string): Promise<LoadResult> {
+    const failed = this.commitLog.broken;
+    if (failed) throw new Error(`the commit log failed (${failed.message}); restart the bridge to recover`);
     const entry = this.index.get(runId);
     if (!entry) return { kind: 'missing' };
     const q = this.quarantined.get(runId);
@@ -135,6 +150,7 @@ export class RunStore implements RunStorage {
           runPaths(this.opts.dataDir, runId),
           this.opts.integrityKey,
           this.opts.trustPin,
+          this.commitLog,
         );
         run = opened.run;
         if (opened.truncatedBytes > 0)
@@ -169,6 +185,7 @@ export class RunStore implements RunStorage {
       config.runId,
       paths.journal,
       emptyScan(),
+      this.commitLog,
     );
     const run: OpenRun = {
       runId: config.runId,
@@ -251,9 +268,11 @@ export class RunStore implements RunStorage {
     };
     const task = run.journal
       .idle()
-      .then(() => {
+      .then(async () => {
         if (run.journal.broken) return;
-        return writeSnapshot(run.paths.snapshot, this.opts.integrityKey, snap);
+        // Never ahead of the journal file on disk, whatever the commit log holds.
+        await run.journal.syncFile();
+        await writeSnapshot(run.paths.snapshot, this.opts.integrityKey, snap);
       })
       .catch((err: Error) => this.log(`run ${run.runId}: snapshot write failed: ${err.message}`))
       .finally(() => this.background.delete(task));
@@ -284,6 +303,7 @@ export class RunStore implements RunStorage {
   async close(): Promise<void> {
     for (const run of [...this.cache.values()]) this.evict(run);
     while (this.background.size > 0) await Promise.all([...this.background]);
+    await this.commitLog.close();
   }
 }
 

@@ -1,0 +1,313 @@
+import { fdatasync, ftruncate, write } from 'node:fs';
+import { appendFile, type FileHandle, open, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { COMMIT_LOG_CHECKPOINT_BYTES } from '../contract/index.js';
+import { JournalAuthError, scanJournal, verifyLine } from './journal.js';
+import { GENESIS } from './mac.js';
+import { isCanonicalRunId, runPaths } from './paths.js';
+
+export const COMMIT_LOG_FILE = 'commit.log';
+export const DISPUTED_FILE = 'commit-disputed.jsonl';
+
+/** What the commit log needs from an open journal: its file and its run, and a sync of it. */
+export interface LoggedJournal {
+  readonly fd: number;
+  /** `<runId> `, the prefix of the journal's lines in the log. */
+  readonly logPrefix: Buffer;
+  syncFile(): Promise<void>;
+}
+
+interface Batch {
+  done: Promise<void>;
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+function newBatch(): Batch {
+  let resolve!: () => void;
+  let reject!: (err: Error) => void;
+  const done = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // Every waiter handles the rejection; this only keeps an unobserved batch from crashing.
+  done.catch(() => {});
+  return { done, resolve, reject };
+}
+
+/** Writes all of `data` at the end of the file, retrying after a short write. */
+export const writeAll = (fd: number, data: Buffer): Promise<void> =>
+  new Promise((resolve, reject) => {
+    const step = (offset: number) =>
+      write(fd, data, offset, data.length - offset, null, (err, n) => {
+        if (err) reject(err);
+        else if (n === 0) reject(new Error('write made no progress'));
+        else if (offset + n < data.length) step(offset + n);
+        else resolve();
+      });
+    step(0);
+  });
+
+const datasync = (fd: number): Promise<void> =>
+  new Promise((resolve, reject) => fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+
+const truncate = (fd: number): Promise<void> =>
+  new Promise((resolve, reject) => ftruncate(fd, 0, (err) => (err ? reject(err) : resolve())));
+
+/** A run whose commit-log records could not be replayed: quarantined with this reason. */
+export interface Disputed {
+  runId: string;
+  reason: string;
+}
+
+/**
+ * `commit.log`: the bridge-wide write-ahead log that makes appends durable. Every journal record is
+ * written to its run's `events.jsonl` when it is sealed (page cache, no sync) and queued here as
+ * `<runId> <record line>`; one write and one fdatasync of this file then make every record queued
+ * meanwhile durable, whichever runs they belong to (group commit across runs). A 2xx waits for that
+ * sync. The per-run journals are fdatasync'd at a checkpoint (every COMMIT_LOG_CHECKPOINT_BYTES of
+ * log, when a run is closed, before its snapshot, and at shutdown), after which the log is emptied.
+ * At startup, before any run is opened, records the journals lack (lost with the page cache in a
+ * crash) are authenticated and appended to them; a record that does not fit its journal (bad MAC,
+ * a gap, a different record at its position) is kept in `commit-disputed.jsonl` and its run is
+ * quarantined, then and on every later start, while the other runs are replayed and served.
+ */
+export class CommitLog {
+  private chunks: Buffer[] = [];
+  /** Each journal's lines of the batch being gathered, written to its file with the batch. */
+  private lines = new Map<LoggedJournal, Buffer[]>();
+  private batch: Batch | null = null;
+  private flushing: Promise<void> | null = null;
+  private failure: Error | null = null;
+  private size = 0;
+  private dirty = new Set<LoggedJournal>();
+
+  private constructor(
+    private readonly handle: FileHandle,
+    private readonly checkpointBytes: number,
+  ) {}
+
+  /** Replays the log into the journals, empties it, and opens it for appending. */
+  static async open(
+    dataDir: string,
+    key: Buffer,
+    opts: { checkpointBytes?: number; log?: (msg: string) => void } = {},
+  ): Promise<{ commitLog: CommitLog; disputed: Disputed[] }> {
+    const path = join(dataDir, COMMIT_LOG_FILE);
+    const handle = await open(path, 'a+', 0o600);
+    try {
+      const fresh = await replay(dataDir, key, await handle.readFile(), opts.log ?? (() => {}));
+      const disputedPath = join(dataDir, DISPUTED_FILE);
+      if (fresh.length > 0) {
+        await appendFile(disputedPath, fresh.map((d) => `${JSON.stringify(d)}\n`).join(''), { mode: 0o600 });
+        const h = await open(disputedPath, 'r');
+        await h.sync();
+        await h.close();
+      }
+      await handle.truncate(0);
+      await handle.datasync();
+      return {
+        commitLog: new CommitLog(handle, opts.checkpointBytes ?? COMMIT_LOG_CHECKPOINT_BYTES),
+        disputed: await readDisputed(disputedPath),
+      };
+    } catch (err) {
+      await handle.close();
+      throw err;
+    }
+  }
+
+  get broken(): Error | null {
+    return this.failure;
+  }
+
+  /** Queues one sealed record of `journal`; resolves once it is durable and in the journal file. */
+  append(journal: LoggedJournal, line: Buffer): Promise<void> {
+    if (this.failure) throw this.failure;
+    this.chunks.push(journal.logPrefix, line);
+    const own = this.lines.get(journal);
+    if (own) own.push(line);
+    else this.lines.set(journal, [line]);
+    this.batch ??= newBatch();
+    this.flushing ??= this.flush();
+    return this.batch.done;
+  }
+
+  private async flush(): Promise<void> {
+    // Events parsed in this turn of the event loop join the first batch.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    while (this.batch !== null) {
+      const batch = this.batch;
+      const data = Buffer.concat(this.chunks);
+      const lines = this.lines;
+      this.chunks = [];
+      this.lines = new Map();
+      this.batch = null;
+      try {
+        // The log write and sync and each journal's own write (no sync) go out together; the
+        // journal files only reach the disk by themselves at a checkpoint.
+        const journalWrites: Promise<void>[] = [];
+        for (const [journal, own] of lines) {
+          this.dirty.add(journal);
+          journalWrites.push(writeAll(journal.fd, own.length === 1 ? own[0]! : Buffer.concat(own)));
+        }
+        await Promise.all([
+          writeAll(this.handle.fd, data).then(() => datasync(this.handle.fd)),
+          ...journalWrites,
+        ]);
+        this.size += data.length;
+        batch.resolve();
+        if (this.size >= this.checkpointBytes) await this.checkpoint();
+      } catch (err) {
+        // Durability of everything after the last good sync is unknown: refuse all further
+        // appends until a restart replays the log.
+        this.failure = err instanceof Error ? err : new Error(String(err));
+        batch.reject(this.failure);
+        (this.batch as Batch | null)?.reject(this.failure);
+        this.batch = null;
+        this.chunks = [];
+        this.lines = new Map();
+      }
+    }
+    this.flushing = null;
+  }
+
+  /**
+   * Makes every journal written since the last checkpoint durable on its own, then empties the
+   * log. Runs between batches, so no log write is in flight; records sealed meanwhile mark their
+   * journals dirty again and reach the emptied log in the next batch.
+   */
+  private async checkpoint(): Promise<void> {
+    const journals = [...this.dirty];
+    this.dirty.clear();
+    await Promise.all(journals.map((j) => j.syncFile()));
+    await truncate(this.handle.fd);
+    await datasync(this.handle.fd);
+    this.size = 0;
+  }
+
+  /** A journal closed after syncing its own file no longer needs the checkpoint. */
+  forget(journal: LoggedJournal): void {
+    this.dirty.delete(journal);
+  }
+
+  /** Resolves when every queued record is durable. */
+  async idle(): Promise<void> {
+    while (this.flushing) await this.flushing;
+  }
+
+  async close(): Promise<void> {
+    await this.idle();
+    if (!this.failure) await this.checkpoint();
+    await this.handle.close();
+  }
+}
+
+async function readDisputed(path: string): Promise<Disputed[]> {
+  const text = await readFile(path, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return '';
+    throw err;
+  });
+  const out: Disputed[] = [];
+  for (const line of text.split('\n')) {
+    if (line === '') continue;
+    try {
+      const d = JSON.parse(line) as { runId?: unknown; reason?: unknown };
+      if (typeof d.runId === 'string' && typeof d.reason === 'string')
+        out.push({ runId: d.runId, reason: d.reason });
+    } catch {
+      // a torn last line of an interrupted append; the runs named before it are still listed
+    }
+  }
+  return out;
+}
+
+/**
+ * Appends to each journal the log records it lacks. Returns the records that could not be
+ * replayed (with their original lines, so nothing a later inspection needs is lost).
+ */
+async function replay(
+  dataDir: string,
+  key: Buffer,
+  buf: Buffer,
+  log: (msg: string) => void,
+): Promise<(Disputed & { line: string })[]> {
+  const end = buf.lastIndexOf(0x0a) + 1; // a torn last line was never acknowledged
+  const byRun = new Map<string, string[]>();
+  const disputed: (Disputed & { line: string })[] = [];
+  for (const line of buf.toString('utf8', 0, end).split('\n')) {
+    if (line === '') continue;
+    const space = line.indexOf(' ');
+    const runId = space > 0 ? line.slice(0, space) : '';
+    if (!isCanonicalRunId(runId)) {
+      disputed.push({ runId, reason: 'commit.log holds a record without a valid run ID', line });
+      continue;
+    }
+    const lines = byRun.get(runId) ?? [];
+    lines.push(line.slice(space + 1));
+    byRun.set(runId, lines);
+  }
+  for (const [runId, lines] of byRun) {
+    const problem = await replayRun(dataDir, key, runId, lines);
+    if (problem) {
+      log(`run ${runId}: ${problem.reason}`);
+      for (const line of lines) disputed.push({ runId, reason: problem.reason, line });
+    } else if (problem === null) {
+      log(`run ${runId}: replayed records from commit.log`);
+    }
+  }
+  return disputed;
+}
+
+/** null: records appended; undefined: nothing was missing; otherwise why the run is disputed. */
+async function replayRun(
+  dataDir: string,
+  key: Buffer,
+  runId: string,
+  lines: string[],
+): Promise<{ reason: string } | null | undefined> {
+  const path = runPaths(dataDir, runId).journal;
+  if (!(await stat(path).catch(() => null))) return { reason: 'commit.log names a run without a journal' };
+  let scan: Awaited<ReturnType<typeof scanJournal>>;
+  try {
+    scan = await scanJournal(key, runId, path);
+  } catch (err) {
+    // The run's own journal fails authentication: opening it quarantines the run with that reason.
+    if (err instanceof JournalAuthError) return { reason: `commit.log cannot be replayed: ${err.message}` };
+    throw err;
+  }
+  const macs = scan.macs;
+  let head = macs.at(-1) ?? GENESIS;
+  const missing: string[] = [];
+  for (const line of lines) {
+    let claimed: { seq?: unknown; mac?: unknown };
+    try {
+      claimed = JSON.parse(line) as { seq?: unknown; mac?: unknown };
+    } catch {
+      return { reason: 'commit.log holds a record that is not JSON' };
+    }
+    const seq = claimed.seq;
+    if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0)
+      return { reason: 'commit.log holds a record without a position' };
+    if (seq < macs.length) {
+      if (macs[seq] !== claimed.mac) return { reason: `commit.log record ${seq} differs from the journal's` };
+      continue;
+    }
+    if (seq > macs.length) return { reason: `commit.log skips from journal record ${macs.length} to ${seq}` };
+    try {
+      head = verifyLine(key, runId, line, seq, head).mac;
+    } catch (err) {
+      return { reason: `commit.log record ${seq} fails authentication (${(err as Error).message})` };
+    }
+    missing.push(`${line}\n`);
+    macs.push(head);
+  }
+  if (missing.length === 0) return undefined;
+  const h = await open(path, 'a');
+  try {
+    await h.appendFile(missing.join(''));
+    await h.datasync();
+  } finally {
+    await h.close();
+  }
+  return null;
+}
