@@ -120,7 +120,8 @@ async function accept(
       'the run holds the maximum number of events; continue under a new run ID',
     );
   }
-  const differs = await sealOrCompareSetup(ctx, run, incoming);
+  const setsUp = incoming.artifactRoot !== undefined || incoming.adapterPath !== undefined;
+  const differs = setsUp ? await sealOrCompareSetup(ctx, run, incoming) : [];
   if (differs.length > 0)
     throw state(
       'artifactRoot and adapterPath are immutable once set',

@@ -23,7 +23,7 @@ export function mac(key: Buffer, domain: MacDomain, value: unknown): string {
 
 /** The MAC of text that is already the canonical form of the value (see `mac`). */
 export function macText(key: Buffer, domain: MacDomain, canonical: string): string {
-  return createHmac('sha256', key).update(domain).update('\0').update(canonical).digest('hex');
+  return createHmac('sha256', key).update(`${domain}\0${canonical}`).digest('hex');
 }
 
 /** Compares two hex MACs in constant time over equal-length digests. */

@@ -24,7 +24,7 @@ function contractProblems(req: FastifyRequest): string[] {
   } catch {
     // the body is too malformed for the conditional rules; the schema problems already say why
   }
-  return [...new Set(problems)];
+  return problems.length === 0 ? problems : [...new Set(problems)];
 }
 
 export function registerEventRoute(app: FastifyInstance, ctx: BridgeContext): void {
