@@ -69,7 +69,9 @@ export async function buildApp(ctx: BridgeContext, opts: AppOptions = {}): Promi
   );
   const guardRequest = (req: FastifyRequest) => {
     checkBrowserHeaders(req, ctx.port());
-    const isHealth = req.routeOptions.url === '/health';
+    // The raw path, not req.routeOptions (a fresh object per access on the hot path). A spelling
+    // that routes to /health but differs from it (percent-encoded) only ever needs the token.
+    const isHealth = req.url === '/health' || req.url.startsWith('/health?');
     if (!isHealth || req.headers['x-harness-bridge-token'] !== undefined)
       requireAccessToken(req, ctx.env.accessToken);
     if (req.method === 'POST') {
