@@ -1,29 +1,30 @@
 import type { Command } from 'commander';
-import { registerApprove } from './approve.js';
-import { registerBridge } from './bridge.js';
-import { registerEmit } from './emit.js';
-import { registerExplain } from './explain.js';
-import { registerInit } from './init.js';
-import { registerMcp } from './mcp.js';
-import { registerProofRun } from './proof-run.js';
-import { registerReview } from './review.js';
-import { registerRunCreate } from './run-create.js';
-import { registerStart } from './start.js';
-import { registerUi } from './ui.js';
-import { registerVerify } from './verify.js';
 
-/** Each subcommand lives in its own file and registers itself here (one line per command). */
-export function registerCommands(program: Command): void {
-  registerApprove(program);
-  registerBridge(program);
-  registerEmit(program);
-  registerExplain(program);
-  registerInit(program);
-  registerProofRun(program);
-  registerReview(program);
-  registerRunCreate(program);
-  registerMcp(program);
-  registerStart(program);
-  registerUi(program);
-  registerVerify(program);
+type Register = (program: Command) => void;
+
+/**
+ * Each subcommand lives in its own file and registers itself; this table maps the top-level
+ * command name to its file. Only the command being run is imported (the bridge and the UI pull in
+ * Fastify and the schema compilers, which `harness emit` has no use for); `--help`, no command or
+ * an unknown one loads them all so commander can list or refuse as usual.
+ */
+const COMMANDS: Record<string, () => Promise<Register>> = {
+  approve: async () => (await import('./approve.js')).registerApprove,
+  bridge: async () => (await import('./bridge.js')).registerBridge,
+  emit: async () => (await import('./emit.js')).registerEmit,
+  explain: async () => (await import('./explain.js')).registerExplain,
+  init: async () => (await import('./init.js')).registerInit,
+  proof: async () => (await import('./proof-run.js')).registerProofRun,
+  review: async () => (await import('./review.js')).registerReview,
+  run: async () => (await import('./run-create.js')).registerRunCreate,
+  mcp: async () => (await import('./mcp.js')).registerMcp,
+  start: async () => (await import('./start.js')).registerStart,
+  ui: async () => (await import('./ui.js')).registerUi,
+  verify: async () => (await import('./verify.js')).registerVerify,
+};
+
+export async function registerCommands(program: Command, argv: string[] = process.argv): Promise<void> {
+  const name = argv[2];
+  const only = name !== undefined && Object.hasOwn(COMMANDS, name) ? [COMMANDS[name]!] : null;
+  for (const load of only ?? Object.values(COMMANDS)) (await load())(program);
 }

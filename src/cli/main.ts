@@ -8,7 +8,7 @@ const program = new Command('harness')
   .description('harness-bridge: local run bridge for agent workflow telemetry')
   .exitOverride()
   .configureOutput({ writeErr: (s) => process.stderr.write(s) });
-registerCommands(program);
+await registerCommands(program);
 
 try {
   await program.parseAsync(process.argv);
