@@ -29,8 +29,9 @@ export interface StartOptions {
 
 /**
  * Startup, in the order CONTRACT 7 gives: credentials and numeric ranges, loopback host, the trust
- * pin against the live and committed store, then under the recovery mutex the lease and the
- * legacy-layout check. Any failure is a StartupError: one line naming what is wrong, exit 2.
+ * pin against the live and committed store, then under the recovery mutex the lease, the
+ * legacy-layout check and the store's opening (commit-log replay). Any failure is a StartupError:
+ * one line naming what is wrong, exit 2.
  */
 export async function startBridge(opts: StartOptions = {}): Promise<RunningBridge> {
   const env = readBridgeEnv(opts.env ?? process.env);
@@ -42,21 +43,24 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
   });
   const releaseMutex = await acquireMutex(env.dataDir);
   let releaseLease: (() => Promise<void>) | null = null;
+  let store: RunStore;
   try {
     releaseLease = await acquireLease(env.dataDir);
     await checkLayout(env.dataDir);
+    // Replaying the commit log is recovery: it runs under the mutex, so a crash in the middle
+    // leaves the mutex behind for an operator to see rather than a half-recovered directory.
+    store = await RunStore.open({
+      dataDir: env.dataDir,
+      integrityKey: env.integrityKey,
+      trustPin: env.trustPin,
+      ...opts.storage,
+    });
   } catch (err) {
     await releaseLease?.();
     throw err;
   } finally {
     await releaseMutex();
   }
-  const store = await RunStore.open({
-    dataDir: env.dataDir,
-    integrityKey: env.integrityKey,
-    trustPin: env.trustPin,
-    ...opts.storage,
-  });
   const pool = new HashPool(env.workers);
   let port = env.port;
   const ctx: BridgeContext = {
@@ -74,6 +78,7 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
     await app.listen({ host: env.host, port: env.port });
   } catch (err) {
     await pool.close();
+    await store.close();
     await releaseLease();
     throw new StartupError(
       `HARNESS_BRIDGE_PORT ${env.port} cannot be bound on ${env.host}: ${(err as Error).message}`,
