@@ -104,6 +104,20 @@ t.test('a flipped byte in events.jsonl', async (t) => {
   await expectQuarantined(t, b, 'events.jsonl');
 });
 
+t.test('a flipped final newline of events.jsonl is not mistaken for a torn write', async (t) => {
+  // Cutting the last record as torn would silently drop an acknowledged event: the snapshot a
+  // clean close writes is bound to the whole journal, so it is then ahead of it.
+  const { te } = await seed();
+  const path = runPaths(te.dataDir, 'victim').journal;
+  const buf = await readFile(path);
+  t.equal(buf.at(-1), 0x0a);
+  buf[buf.length - 1] = 0x20;
+  await writeFile(path, buf);
+  const b = await startTestBridge(te);
+  t.teardown(() => cleanup(b));
+  await expectQuarantined(t, b, 'run.json is ahead of the journal');
+});
+
 t.test('a byte flipped in events.jsonl under a running bridge is caught on the next read', async (t) => {
   const b = await startTestBridge();
   t.teardown(() => cleanup(b));
