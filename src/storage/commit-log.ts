@@ -61,11 +61,11 @@ export interface Disputed {
 }
 
 /**
- * `commit.log`: the bridge-wide write-ahead log that makes appends durable. Every journal record is
- * written to its run's `events.jsonl` when it is sealed (page cache, no sync) and queued here as
- * `<runId> <record line>`; one write and one fdatasync of this file then make every record queued
- * meanwhile durable, whichever runs they belong to (group commit across runs). A 2xx waits for that
- * sync. The per-run journals are fdatasync'd at a checkpoint (every COMMIT_LOG_CHECKPOINT_BYTES of
+ * `commit.log`: the bridge-wide write-ahead log that makes appends durable. Every sealed journal
+ * record is queued here as `<runId> <record line>`; one write and one fdatasync of this file then
+ * make every record queued meanwhile durable, whichever runs they belong to (group commit across
+ * runs), while each run's lines are written (no sync) to its `events.jsonl` alongside. A 2xx waits
+ * for both. The per-run journals are fdatasync'd at a checkpoint (every COMMIT_LOG_CHECKPOINT_BYTES of
  * log, when a run is closed, before its snapshot, and at shutdown), after which the log is emptied.
  * At startup, before any run is opened, records the journals lack (lost with the page cache in a
  * crash) are authenticated and appended to them; a record that does not fit its journal (bad MAC,

@@ -281,9 +281,14 @@ export class JournalWriter implements LoggedJournal {
     await this.idle();
     try {
       if (this.unsynced) await this.syncFile();
-      await this.syncs;
     } catch (err) {
       this.closeError = err instanceof Error ? err : new Error(String(err));
+    }
+    // A checkpoint may chain another sync while this one runs: wait until none is left, then mark
+    // the writer closed in the same turn, so no sync can start on a closed descriptor.
+    for (let s = this.syncs; ; s = this.syncs) {
+      await s.then(noop, noop);
+      if (s === this.syncs) break;
     }
     this.closed = true;
     if (!this.closeError) this.commitLog.forget(this);
