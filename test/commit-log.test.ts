@@ -201,8 +201,13 @@ t.test('a failed commit-log write fails its batch and stops further appends', as
   const readOnly = await open(join(b.t.dataDir, COMMIT_LOG_FILE), 'r');
   log.handle = readOnly;
   t.teardown(() => real.close());
+  t.same((await b.req('GET', '/health')).body['storage'], { ok: true });
   t.equal((await b.req('POST', '/runs/r/events', ev({ id: 'e1' }))).status, 500);
   t.equal((await b.req('POST', '/runs/r/events', ev({ id: 'e2' }))).status, 500);
   t.equal((await b.req('GET', '/runs/r')).status, 500, 'reads too, until a restart replays the log');
+  const health = await b.req('GET', '/health');
+  t.equal(health.status, 200, 'the bridge is alive');
+  t.equal(health.body['storage'].ok, false, 'and says its storage failed');
+  t.match(health.body['storage'].error, /commit log failed/);
   t.same(records(await b.journal('r')).slice(0, 1), records(before), 'acknowledged records stay');
 });

@@ -107,6 +107,10 @@ export class RunStore implements RunStorage {
     return this.order.length;
   }
 
+  get failure(): Error | null {
+    return this.commitLog.broken;
+  }
+
   /** A page of run IDs in creation order (stable offsets). */
   page(offset: number, limit: number): string[] {
     return this.order.slice(offset, offset + limit);
@@ -132,8 +136,8 @@ export class RunStore implements RunStorage {
 
   /** Opens (or finds cached) a run and pins it; the caller must `release` it. */
   async load(runId: string): Promise<LoadResult> {
-    const failed = this.commitLog.broken;
-    if (failed) throw new Error(`the commit log failed (${failed.message}); restart the bridge to recover`);
+    if (this.failure)
+      throw new Error(`the commit log failed (${this.failure.message}); restart the bridge to recover`);
     const entry = this.index.get(runId);
     if (!entry) return { kind: 'missing' };
     const q = this.quarantined.get(runId);

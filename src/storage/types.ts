@@ -25,6 +25,8 @@ export type LoadResult =
  */
 export interface RunStorage {
   readonly size: number;
+  /** Why storage stopped accepting reads and writes (a failed commit-log write or sync), if it did. */
+  readonly failure: Error | null;
   has(runId: string): boolean;
   /** Run IDs in creation order, for stable paging. */
   page(offset: number, limit: number): string[];

@@ -61,6 +61,9 @@ export function registerHealthRoute(app: FastifyInstance, ctx: BridgeContext): v
         workers: ctx.pool.figures,
         queue: { pending: ctx.queue.pending },
         runs: ctx.store.size,
+        storage: ctx.store.failure
+          ? { ok: false, error: `commit log failed: ${ctx.store.failure.message}; restart the bridge` }
+          : { ok: true },
         limits: {
           maxEventsPerRun: env.maxEventsPerRun,
           eventMaxBytes: EVENT_MAX_BYTES,
