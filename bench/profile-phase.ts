@@ -5,8 +5,9 @@
  *
  *   node dist/bench/profile-phase.js a|b [seconds] [rounds]
  *
- * BRIDGE_DIST=<dir> runs the bridge from another build (dir holding src/cli/main.js), so two
- * versions can be compared in alternating rounds on a machine whose speed drifts.
+ * BRIDGE_DIST=<dir>[,<dir>...] runs the bridge from other builds (dirs holding src/cli/main.js),
+ * so versions can be compared in alternating rounds on a machine whose speed drifts; a dir written
+ * with a trailing `+` also gets the node flags in BRIDGE_NODE_FLAGS.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -109,7 +110,8 @@ for (let round = 0; round < rounds; round++) {
     const bridge = await startChild(
       [
         ...(prof ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []),
-        join(resolve(dist), 'src', 'cli', 'main.js'),
+        ...(dist.endsWith('+') ? (process.env['BRIDGE_NODE_FLAGS'] ?? '').split(' ').filter(Boolean) : []),
+        join(resolve(dist.replace(/\+$/, '')), 'src', 'cli', 'main.js'),
         'bridge',
       ],
       env,
