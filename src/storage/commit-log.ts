@@ -1,7 +1,7 @@
-import { fdatasync, ftruncate, write } from 'node:fs';
 import { appendFile, type FileHandle, open, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { COMMIT_LOG_CHECKPOINT_BYTES } from '../contract/index.js';
+import { datasync, truncateToEmpty, writeAll } from './fd-io.js';
 import { JournalAuthError, scanJournal, verifyLine } from './journal.js';
 import { GENESIS } from './mac.js';
 import { isCanonicalRunId, runPaths } from './paths.js';
@@ -34,25 +34,6 @@ function newBatch(): Batch {
   done.catch(() => {});
   return { done, resolve, reject };
 }
-
-/** Writes all of `data` at the end of the file, retrying after a short write. */
-export const writeAll = (fd: number, data: Buffer): Promise<void> =>
-  new Promise((resolve, reject) => {
-    const step = (offset: number) =>
-      write(fd, data, offset, data.length - offset, null, (err, n) => {
-        if (err) reject(err);
-        else if (n === 0) reject(new Error('write made no progress'));
-        else if (offset + n < data.length) step(offset + n);
-        else resolve();
-      });
-    step(0);
-  });
-
-const datasync = (fd: number): Promise<void> =>
-  new Promise((resolve, reject) => fdatasync(fd, (err) => (err ? reject(err) : resolve())));
-
-const truncate = (fd: number): Promise<void> =>
-  new Promise((resolve, reject) => ftruncate(fd, 0, (err) => (err ? reject(err) : resolve())));
 
 /** A run whose commit-log records could not be replayed: quarantined with this reason. */
 export interface Disputed {
@@ -180,7 +161,7 @@ export class CommitLog {
     const journals = [...this.dirty];
     this.dirty.clear();
     await Promise.all(journals.map((j) => j.syncFile()));
-    await truncate(this.handle.fd);
+    await truncateToEmpty(this.handle.fd);
     await datasync(this.handle.fd);
     this.size = 0;
   }

@@ -1,9 +1,9 @@
-import { fdatasync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import type { ArtifactClaim, CompletionSeal, JournalEntry, StoredEvent } from '../contract/index.js';
 import { JOURNAL_RECORD_MAX_BYTES } from '../contract/index.js';
 import { canonicalJson } from './canonical.js';
 import type { CommitLog, LoggedJournal } from './commit-log.js';
+import { datasync } from './fd-io.js';
 import { GENESIS, mac, macEqual, macText } from './mac.js';
 
 /**
@@ -145,9 +145,6 @@ export async function scanJournal(
     await handle.close();
   }
 }
-
-const datasync = (fd: number): Promise<void> =>
-  new Promise((resolve, reject) => fdatasync(fd, (err) => (err ? reject(err) : resolve())));
 
 const noop = () => {};
 

@@ -10,7 +10,7 @@ import type {
 } from '../contract/index.js';
 import { applyEntry, emptyState, OPEN_RUN_CACHE, SNAPSHOT_EVERY } from '../contract/index.js';
 import { fsyncDir } from './atomic.js';
-import { CommitLog } from './commit-log.js';
+import { CommitLog, type Disputed } from './commit-log.js';
 import { JournalAuthError, JournalWriter, type ScanResult } from './journal.js';
 import { sha256Hex } from './mac.js';
 import { isCanonicalRunId, RUN_DIR_PATTERN, runDirName, runPaths } from './paths.js';
@@ -68,7 +68,7 @@ export class RunStore implements RunStorage {
     this.log = opts.log ?? (() => {});
   }
 
-  /** Builds the index from every run directory's config (startup has already refused legacy layouts). */
+  /** Replays the commit log, then indexes the runs (startup has already refused legacy layouts). */
   static async open(opts: StoreOptions): Promise<RunStore> {
     // Acknowledged records the journals lack (a crash lost them with the page cache) come back
     // from the commit log before any run is read.
@@ -77,6 +77,18 @@ export class RunStore implements RunStorage {
       ...(opts.log ? { log: opts.log } : {}),
     });
     const store = new RunStore(opts, commitLog);
+    try {
+      await store.buildIndex(disputed);
+    } catch (err) {
+      await commitLog.close();
+      throw err;
+    }
+    return store;
+  }
+
+  /** The index from every run directory's config; disputed commit-log records quarantine their run. */
+  private async buildIndex(disputed: Disputed[]): Promise<void> {
+    const opts = this.opts;
     const dirs = (await readdir(opts.dataDir)).filter((d) => RUN_DIR_PATTERN.test(d)).sort();
     const entries: IndexEntry[] = [];
     for (const dir of dirs) {
@@ -89,13 +101,12 @@ export class RunStore implements RunStorage {
       } catch (err) {
         const runId = await claimedRunId(path, dir);
         entries.push({ runId, createdAt: '1970-01-01T00:00:00.000Z' });
-        store.quarantine(runId, `run-config.json: ${(err as Error).message}`);
+        this.quarantine(runId, `run-config.json: ${(err as Error).message}`);
       }
     }
     entries.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.runId.localeCompare(b.runId));
-    for (const e of entries) store.addToIndex(e);
-    for (const d of disputed) if (store.has(d.runId)) store.quarantine(d.runId, d.reason);
-    return store;
+    for (const e of entries) this.addToIndex(e);
+    for (const d of disputed) if (this.has(d.runId)) this.quarantine(d.runId, d.reason);
   }
 
   private addToIndex(e: IndexEntry): void {
