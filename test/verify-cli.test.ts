@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { appendFile, cp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, cp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
@@ -101,6 +101,34 @@ t.test('an intact data directory verifies, and verify writes nothing', async (t)
   t.equal(named.code, 0);
   t.equal(named.stdout, 'ok r2 (1 events, 0 artifacts)\n', 'only the named run');
   t.equal(named.stdout.includes(env['HARNESS_BRIDGE_INTEGRITY_KEY'] ?? ''), false);
+});
+
+t.test('records only the commit log holds are unverifiable; disputed ones are tampering', async (t) => {
+  const { dir, env } = await dataDir();
+  const journal = runPaths(dir, 'r2').journal;
+  const lines = (await readFile(journal, 'utf8')).split('\n').filter(Boolean);
+  t.equal(lines.length, 1);
+  // A crash image: the record is durable in commit.log, lost from the journal's page cache, and
+  // no snapshot was written yet (one is only ever written behind a synced journal).
+  await writeFile(join(dir, 'commit.log'), `r2 ${lines[0]}\n`);
+  await writeFile(journal, '');
+  await rm(runPaths(dir, 'r2').snapshot);
+  const before = await tree(dir);
+  const r = await verify(env);
+  t.equal(r.code, 2, r.stdout + r.stderr);
+  t.match(
+    r.stdout,
+    /^UNVERIFIABLE r2: commit\.log holds 1 acknowledged record\(s\) newer than events\.jsonl/m,
+  );
+  t.match(r.stdout, /^ok r1 /m, 'a logged record already in its journal is nothing to report');
+  t.same(await tree(dir), before, 'nothing is replayed or written');
+  await writeFile(
+    join(dir, 'commit-disputed.jsonl'),
+    `${JSON.stringify({ runId: 'r1', reason: 'commit.log record 3 fails authentication', line: 'x' })}\n`,
+  );
+  const d = await verify(env, 'r1');
+  t.equal(d.code, 1);
+  t.match(d.stdout, /^TAMPERED r1: commit-disputed\.jsonl: commit\.log record 3 fails authentication/m);
 });
 
 t.test('one flipped byte in each of the three files is tampering (exit 1)', async (t) => {

@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CREDENTIAL_MIN_BYTES, RUN_ID_PATTERN } from '../contract/index.js';
+import { readLogOffline } from '../storage/commit-log.js';
 import { LEASE_FILE, MUTEX_FILE, RUN_DIR_PATTERN, runDirName } from '../storage/paths.js';
 import { resolveRoot } from '../validators/artifact-root.js';
 import { HashPool } from '../workers/pool.js';
@@ -13,7 +14,8 @@ import { authenticateRun, type RunCheck } from './verify-run.js';
 /**
  * `harness verify [--data-dir D] [runId...]`: an offline check of a data directory with nothing
  * but the integrity key: config, journal chain and snapshot MACs, then every claimed artifact
- * re-hashed. It never takes the bridge lease and never writes (a torn tail is reported, not cut).
+ * re-hashed, and what the commit log holds for each run. It never takes the bridge lease and never
+ * writes (a torn tail is reported, not cut; logged records are reported, not replayed).
  * Exit 0 all intact, 1 anything tampered or drifted, 2 anything that could not be verified.
  */
 const RUN_CONCURRENCY = 8;
@@ -98,8 +100,25 @@ function line(check: RunCheck): string {
   return `ok ${check.name} (${check.events} events, ${check.claims.size} artifacts${torn})`;
 }
 
+/**
+ * What the commit log says about a run: records it logged past the journal's end (a crash before
+ * the bridge replayed them: not verifiable until it has) and records it disputed at a replay.
+ */
+function checkLog(check: RunCheck, log: Awaited<ReturnType<typeof readLogOffline>>): void {
+  const newer = (log.logged.get(check.name) ?? []).filter((seq) => seq >= check.events).length;
+  if (newer > 0) {
+    check.unverifiable.push(
+      `commit.log holds ${newer} acknowledged record(s) newer than events.jsonl: start the bridge once to replay them, then verify again`,
+    );
+  }
+  for (const d of log.disputed) {
+    if (d.runId === check.name) check.tampered.push(`commit-disputed.jsonl: ${d.reason}`);
+  }
+}
+
 export async function verifyDataDir(dataDir: string, ids: string[], key: Buffer, progress: Progress) {
   const targets = await listTargets(dataDir, ids);
+  const log = await readLogOffline(dataDir);
   const checks: RunCheck[] = [];
   progress.phase(targets.length, 'runs');
   await eachLimited(targets, RUN_CONCURRENCY, async (t) => {
@@ -115,7 +134,9 @@ export async function verifyDataDir(dataDir: string, ids: string[], key: Buffer,
         tornBytes: 0,
       });
     } else {
-      checks.push(await authenticateRun(dataDir, t.dir, key));
+      const check = await authenticateRun(dataDir, t.dir, key);
+      checkLog(check, log);
+      checks.push(check);
     }
     progress.update(checks.length);
   });

@@ -183,6 +183,32 @@ export class CommitLog {
   }
 }
 
+/**
+ * For offline verification: each run's logged record positions (a crash image's log still holds
+ * records a journal may lack) and the disputed records, read without writing anything.
+ */
+export async function readLogOffline(
+  dataDir: string,
+): Promise<{ logged: Map<string, number[]>; disputed: Disputed[] }> {
+  const logged = new Map<string, number[]>();
+  const buf = await readFile(join(dataDir, COMMIT_LOG_FILE)).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return Buffer.alloc(0);
+    throw err;
+  });
+  const end = buf.lastIndexOf(0x0a) + 1;
+  for (const line of buf.toString('utf8', 0, end).split('\n')) {
+    const space = line.indexOf(' ');
+    if (space <= 0) continue;
+    const seq = /^\{"seq":(\d+),/.exec(line.slice(space + 1))?.[1];
+    if (seq === undefined) continue;
+    const runId = line.slice(0, space);
+    const seqs = logged.get(runId) ?? [];
+    seqs.push(Number(seq));
+    logged.set(runId, seqs);
+  }
+  return { logged, disputed: await readDisputed(join(dataDir, DISPUTED_FILE)) };
+}
+
 async function readDisputed(path: string): Promise<Disputed[]> {
   const text = await readFile(path, 'utf8').catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return '';
