@@ -21,7 +21,16 @@ import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { bridgeEnv, cpuSeconds, rssMiB, startChild } from './children.js';
-import { closedLoop, fill, median, type Request, sequential, sequentialPaired, type Target } from './load.js';
+import {
+  closedLoop,
+  eventBody,
+  fill,
+  median,
+  type Request,
+  sequential,
+  sequentialPaired,
+  type Target,
+} from './load.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const root = resolve(here, '..', '..');
@@ -33,25 +42,6 @@ const SECONDS = num('BENCH_SECONDS', 8);
 const WARMUP = num('BENCH_WARMUP_SECONDS', 2);
 const FILL_TO = num('BENCH_FILL_TO', 100_000);
 const CONNECTIONS = 50;
-const EVENT_BYTES = 400;
-const NODES = ['intake', 'route', 'implement', 'prove', 'handoff'];
-
-/** A valid live event of about EVENT_BYTES bytes with a unique id. */
-function eventBody(id: string, i: number): string {
-  const event = {
-    id,
-    type: i % 2 === 0 ? 'node.entered' : 'gate.fired',
-    actor: 'runtime-a',
-    runMode: 'live',
-    eventSource: 'api',
-    nodeId: NODES[i % NODES.length],
-    status: 'ok',
-    message: '',
-  };
-  const bare = JSON.stringify(event).length;
-  event.message = `bench event ${i} `.padEnd(Math.max(1, EVENT_BYTES - bare), 'x');
-  return JSON.stringify(event);
-}
 
 /** Latency of a 700-byte append + fdatasync on the bridge's filesystem (what every ack waits for). */
 async function syncLatency(dir: string): Promise<{ p50: number; p90: number }> {

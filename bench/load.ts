@@ -194,3 +194,23 @@ export async function sequentialPaired(
   await Promise.all([ca.close(), cb.close()]);
   return out;
 }
+
+const EVENT_BYTES = 400;
+const NODES = ['intake', 'route', 'implement', 'prove', 'handoff'];
+
+/** A valid live event of about EVENT_BYTES bytes with a unique id. */
+export function eventBody(id: string, i: number): string {
+  const event = {
+    id,
+    type: i % 2 === 0 ? 'node.entered' : 'gate.fired',
+    actor: 'runtime-a',
+    runMode: 'live',
+    eventSource: 'api',
+    nodeId: NODES[i % NODES.length],
+    status: 'ok',
+    message: '',
+  };
+  const bare = JSON.stringify(event).length;
+  event.message = `bench event ${i} `.padEnd(Math.max(1, EVENT_BYTES - bare), 'x');
+  return JSON.stringify(event);
+}

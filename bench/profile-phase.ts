@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bridgeEnv, startChild } from './children.js';
-import { closedLoop } from './load.js';
+import { closedLoop, eventBody } from './load.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const root = resolve(here, '..', '..');
@@ -24,21 +24,6 @@ const seconds = Number(process.argv[3] ?? 8);
 const rounds = Number(process.argv[4] ?? 1);
 const dists = (process.env['BRIDGE_DIST'] ?? join(root, 'dist')).split(',');
 const prof = process.env['PROF'] === '1';
-
-function body(id: string, i: number): string {
-  const event = {
-    id,
-    type: i % 2 === 0 ? 'node.entered' : 'gate.fired',
-    actor: 'runtime-a',
-    runMode: 'live',
-    eventSource: 'api',
-    nodeId: 'implement',
-    status: 'ok',
-    message: '',
-  };
-  event.message = `bench event ${i} `.padEnd(400 - JSON.stringify(event).length, 'x');
-  return JSON.stringify(event);
-}
 
 /** CPU ticks (1/100 s) per thread of a process: main thread first, then the rest summed. */
 function threadTicks(pid: number): Map<number, number> {
@@ -69,7 +54,7 @@ async function measure(
   const b = setTimeout(() => (t1 = threadTicks(pid)), warmupMs + seconds * 1000);
   const r = await closedLoop(
     { origin, headers },
-    (i) => ({ path: path(i), body: body(`${label}-${i}`, i) }),
+    (i) => ({ path: path(i), body: eventBody(`${label}-${i}`, i) }),
     {
       connections: 50,
       warmupMs,
