@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { COMMIT_LOG_CHECKPOINT_BYTES } from '../contract/index.js';
 import { datasync, truncateToEmpty, writeAll } from './fd-io.js';
 import { JournalAuthError, scanJournal, verifyLine } from './journal.js';
-import { GENESIS } from './mac.js';
+import { GENESIS, macEqual } from './mac.js';
 import { isCanonicalRunId, runPaths } from './paths.js';
 
 export const COMMIT_LOG_FILE = 'commit.log';
@@ -296,7 +296,8 @@ async function replayRun(
     if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0)
       return { reason: 'commit.log holds a record without a position' };
     if (seq < macs.length) {
-      if (macs[seq] !== claimed.mac) return { reason: `commit.log record ${seq} differs from the journal's` };
+      if (typeof claimed.mac !== 'string' || !macEqual(macs[seq] ?? '', claimed.mac))
+        return { reason: `commit.log record ${seq} differs from the journal's` };
       continue;
     }
     if (seq > macs.length) return { reason: `commit.log skips from journal record ${macs.length} to ${seq}` };
