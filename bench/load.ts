@@ -133,28 +133,34 @@ export async function sequential(
   count: number,
 ): Promise<{ latencies: number[]; non2xx: number; errors: number }> {
   const client = new Client(target.origin, { pipelining: 1 });
-  const latencies: number[] = [];
-  let non2xx = 0;
-  let errors = 0;
-  for (let i = 0; i < count; i++) {
-    const req = next(i);
-    const t0 = performance.now();
-    try {
-      const res = await client.request({
-        method: 'POST',
-        path: req.path,
-        headers: target.headers,
-        body: req.body,
-      });
-      await res.body.dump();
-      latencies.push(performance.now() - t0);
-      if (res.statusCode < 200 || res.statusCode >= 300) non2xx++;
-    } catch {
-      errors++;
-    }
-  }
+  const out = { latencies: [] as number[], non2xx: 0, errors: 0 };
+  for (let i = 0; i < count; i++) await timedPost(client, target, next(i), out.latencies, out);
   await client.close();
-  return { latencies, non2xx, errors };
+  return out;
+}
+
+/** One POST on `client`, its latency pushed to `into`; a non-2xx or a transport error is counted. */
+async function timedPost(
+  client: Client,
+  target: Target,
+  req: Request,
+  into: number[],
+  counts: { non2xx: number; errors: number },
+): Promise<void> {
+  const t0 = performance.now();
+  try {
+    const res = await client.request({
+      method: 'POST',
+      path: req.path,
+      headers: target.headers,
+      body: req.body,
+    });
+    await res.body.dump();
+    into.push(performance.now() - t0);
+    if (res.statusCode < 200 || res.statusCode >= 300) counts.non2xx++;
+  } catch {
+    counts.errors++;
+  }
 }
 
 /**
@@ -171,25 +177,9 @@ export async function sequentialPaired(
   const ca = new Client(target.origin, { pipelining: 1 });
   const cb = new Client(target.origin, { pipelining: 1 });
   const out = { a: [] as number[], b: [] as number[], non2xx: 0, errors: 0 };
-  const one = async (client: Client, req: Request, into: number[]) => {
-    const t0 = performance.now();
-    try {
-      const res = await client.request({
-        method: 'POST',
-        path: req.path,
-        headers: target.headers,
-        body: req.body,
-      });
-      await res.body.dump();
-      into.push(performance.now() - t0);
-      if (res.statusCode < 200 || res.statusCode >= 300) out.non2xx++;
-    } catch {
-      out.errors++;
-    }
-  };
   for (let i = 0; i < count; i++) {
-    await one(ca, a(i), out.a);
-    await one(cb, b(i), out.b);
+    await timedPost(ca, target, a(i), out.a, out);
+    await timedPost(cb, target, b(i), out.b, out);
   }
   await Promise.all([ca.close(), cb.close()]);
   return out;

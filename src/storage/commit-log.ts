@@ -183,6 +183,16 @@ export class CommitLog {
   }
 }
 
+/** The complete lines of a log as `<runId> <record>`; a torn last line was never acknowledged. */
+function* logLines(buf: Buffer): Generator<{ runId: string; record: string; line: string }> {
+  const end = buf.lastIndexOf(0x0a) + 1;
+  for (const line of buf.toString('utf8', 0, end).split('\n')) {
+    if (line === '') continue;
+    const space = line.indexOf(' ');
+    yield { runId: space > 0 ? line.slice(0, space) : '', record: line.slice(space + 1), line };
+  }
+}
+
 /**
  * For offline verification: each run's logged record positions (a crash image's log still holds
  * records a journal may lack) and the disputed records, read without writing anything.
@@ -195,13 +205,9 @@ export async function readLogOffline(
     if (err.code === 'ENOENT') return Buffer.alloc(0);
     throw err;
   });
-  const end = buf.lastIndexOf(0x0a) + 1;
-  for (const line of buf.toString('utf8', 0, end).split('\n')) {
-    const space = line.indexOf(' ');
-    if (space <= 0) continue;
-    const seq = /^\{"seq":(\d+),/.exec(line.slice(space + 1))?.[1];
+  for (const { runId, record } of logLines(buf)) {
+    const seq = /^\{"seq":(\d+),/.exec(record)?.[1];
     if (seq === undefined) continue;
-    const runId = line.slice(0, space);
     const seqs = logged.get(runId) ?? [];
     seqs.push(Number(seq));
     logged.set(runId, seqs);
@@ -238,19 +244,15 @@ async function replay(
   buf: Buffer,
   log: (msg: string) => void,
 ): Promise<(Disputed & { line: string })[]> {
-  const end = buf.lastIndexOf(0x0a) + 1; // a torn last line was never acknowledged
   const byRun = new Map<string, string[]>();
   const disputed: (Disputed & { line: string })[] = [];
-  for (const line of buf.toString('utf8', 0, end).split('\n')) {
-    if (line === '') continue;
-    const space = line.indexOf(' ');
-    const runId = space > 0 ? line.slice(0, space) : '';
+  for (const { runId, record, line } of logLines(buf)) {
     if (!isCanonicalRunId(runId)) {
       disputed.push({ runId, reason: 'commit.log holds a record without a valid run ID', line });
       continue;
     }
     const lines = byRun.get(runId) ?? [];
-    lines.push(line.slice(space + 1));
+    lines.push(record);
     byRun.set(runId, lines);
   }
   for (const [runId, lines] of byRun) {

@@ -1,10 +1,9 @@
 import { type FileHandle, open } from 'node:fs/promises';
 import type { ArtifactClaim, CompletionSeal, JournalEntry, StoredEvent } from '../contract/index.js';
 import { JOURNAL_RECORD_MAX_BYTES } from '../contract/index.js';
-import { canonicalJson } from './canonical.js';
 import type { CommitLog, LoggedJournal } from './commit-log.js';
 import { datasync } from './fd-io.js';
-import { GENESIS, mac, macEqual, macText } from './mac.js';
+import { canonicalBytes, GENESIS, mac, macEqual, macText } from './mac.js';
 
 /**
  * `events.jsonl`: one JSON record per line, each MAC'd over (runId, seq, prev MAC, event, claim),
@@ -29,12 +28,6 @@ export function recordMac(key: Buffer, runId: string, r: Omit<JournalRecord, 'ma
   return mac(key, 'harness.journal.v1', r.seal ? { ...body, seal: r.seal } : body);
 }
 
-const canonical = (value: unknown): string => {
-  const text = canonicalJson(value);
-  if (text === undefined) throw new Error('value has no canonical JSON form');
-  return text;
-};
-
 /**
  * Seals a new record: its MAC (exactly `recordMac`) and its journal line. Each part is made
  * canonical once and the two texts are assembled around it, instead of canonicalizing the whole
@@ -52,9 +45,9 @@ export function sealRecord(
   claim: ArtifactClaim | null,
   seal: CompletionSeal | null,
 ): { mac: string; line: string } {
-  const e = canonical(event);
-  const c = canonical(claim);
-  const s = seal ? canonical(seal) : null;
+  const e = canonicalBytes(event);
+  const c = canonicalBytes(claim);
+  const s = seal ? canonicalBytes(seal) : null;
   const p = JSON.stringify(prev);
   const sealPart = s === null ? '' : `,"seal":${s}`;
   const signed = `{"claim":${c},"event":${e},"prev":${p},"runId":${JSON.stringify(runId)}${sealPart},"seq":${seq}}`;
