@@ -40,6 +40,16 @@ function threadTicks(pid: number): Map<number, number> {
   return out;
 }
 
+/** Nanoseconds a thread has run and has waited runnable for a CPU (from /proc schedstat). */
+function schedNs(pid: number, tid: number): { run: number; wait: number } {
+  try {
+    const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
+    return { run: run ?? 0, wait: wait ?? 0 };
+  } catch {
+    return { run: 0, wait: 0 };
+  }
+}
+
 async function measure(
   label: string,
   pid: number,
@@ -49,9 +59,21 @@ async function measure(
 ) {
   let t0 = new Map<number, number>();
   let t1 = new Map<number, number>();
+  let s0 = { run: 0, wait: 0 };
+  let s1 = { run: 0, wait: 0 };
+  let g0 = process.cpuUsage();
+  let g1 = g0;
   const warmupMs = 1000;
-  const a = setTimeout(() => (t0 = threadTicks(pid)), warmupMs);
-  const b = setTimeout(() => (t1 = threadTicks(pid)), warmupMs + seconds * 1000);
+  const a = setTimeout(() => {
+    t0 = threadTicks(pid);
+    s0 = schedNs(pid, pid);
+    g0 = process.cpuUsage();
+  }, warmupMs);
+  const b = setTimeout(() => {
+    t1 = threadTicks(pid);
+    s1 = schedNs(pid, pid);
+    g1 = process.cpuUsage(g0);
+  }, warmupMs + seconds * 1000);
   const r = await closedLoop(
     { origin, headers },
     (i) => ({ path: path(i), body: eventBody(`${label}-${i}`, i) }),
@@ -68,8 +90,12 @@ async function measure(
   const main = (t1.get(pid) ?? 0) - (t0.get(pid) ?? 0);
   let rest = 0;
   for (const [tid, v] of t1) if (tid !== pid) rest += v - (t0.get(tid) ?? 0);
+  // Of the window's wall time: the main thread on a CPU, and runnable but waiting for one (on two
+  // cores shared with the load generator, "not busy" is often this wait, not idleness).
+  const pct = (ns: number) => ((100 * ns) / (seconds * 1e9)).toFixed(0);
+  const loadUs = (g1.user + g1.system) / Math.max(1, r.measured);
   process.stdout.write(
-    `${label}: ${r.rps.toFixed(0)} req/s, CPU/req main ${us(main).toFixed(0)} us + other threads ${us(rest).toFixed(0)} us, main busy ${((100 * main) / (seconds * 100)).toFixed(0)}%, non-2xx ${r.non2xx}\n`,
+    `${label}: ${r.rps.toFixed(0)} req/s, CPU/req main ${us(main).toFixed(0)} us + other threads ${us(rest).toFixed(0)} us, main on CPU ${pct(s1.run - s0.run)}% + waiting for a CPU ${pct(s1.wait - s0.wait)}%, load generator ${loadUs.toFixed(0)} us/req, non-2xx ${r.non2xx}\n`,
   );
   return r.rps;
 }
