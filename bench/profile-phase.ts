@@ -69,11 +69,14 @@ async function measure(
     s0 = schedNs(pid, pid);
     g0 = process.cpuUsage();
   }, warmupMs);
-  const b = setTimeout(() => {
-    t1 = threadTicks(pid);
-    s1 = schedNs(pid, pid);
-    g1 = process.cpuUsage(g0);
-  }, warmupMs + seconds * 1000);
+  const b = setTimeout(
+    () => {
+      t1 = threadTicks(pid);
+      s1 = schedNs(pid, pid);
+      g1 = process.cpuUsage(g0);
+    },
+    warmupMs + seconds * 1000,
+  );
   const r = await closedLoop(
     { origin, headers },
     (i) => ({ path: path(i), body: eventBody(`${label}-${i}`, i) }),

@@ -1,3 +1,4 @@
+import { constants } from 'node:fs';
 import {
   cp,
   type FileHandle,
@@ -188,6 +189,17 @@ t.test('the log is checkpointed past its size bound and emptied on close', async
   t.equal(records(await b.journal('ck')).length, 100);
   await b.close();
   t.equal((await stat(logPath)).size, 0, 'a clean close leaves an empty log');
+});
+
+t.test('the log is opened O_DSYNC: its one write per batch returns only once it is on disk', async (t) => {
+  const b = await started(t);
+  await post(t, b, 'd', ['e0']);
+  const { fd } = (b.ctx.store as unknown as { commitLog: { handle: FileHandle } }).commitLog.handle;
+  // The kernel's view of the open descriptor: its status flags, in octal.
+  const fdinfo = await readFile(`/proc/self/fdinfo/${fd}`, 'utf8');
+  const flags = Number.parseInt(/^flags:\s+([0-7]+)$/m.exec(fdinfo)?.[1] ?? '0', 8);
+  t.ok(flags & constants.O_DSYNC, 'every write is durable when it returns (no separate fdatasync)');
+  t.ok(flags & constants.O_APPEND, 'and appends');
 });
 
 t.test('a failed commit-log write fails its batch and stops further appends', async (t) => {

@@ -1,10 +1,13 @@
+import { constants } from 'node:fs';
 import { appendFile, type FileHandle, open, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { COMMIT_LOG_CHECKPOINT_BYTES } from '../contract/index.js';
-import { datasync, truncateToEmpty, writeAll } from './fd-io.js';
+import { datasync, truncateToEmpty, writeAll, writeAllSync } from './fd-io.js';
 import { JournalAuthError, scanJournal, verifyLine } from './journal.js';
 import { GENESIS, macEqual } from './mac.js';
 import { isCanonicalRunId, runPaths } from './paths.js';
+
+const { O_APPEND, O_CREAT, O_DSYNC, O_RDWR } = constants;
 
 export const COMMIT_LOG_FILE = 'commit.log';
 export const DISPUTED_FILE = 'commit-disputed.jsonl';
@@ -43,10 +46,11 @@ export interface Disputed {
 
 /**
  * `commit.log`: the bridge-wide write-ahead log that makes appends durable. Every sealed journal
- * record is queued here as `<runId> <record line>`; one write and one fdatasync of this file then
- * make every record queued meanwhile durable, whichever runs they belong to (group commit across
- * runs), while each run's lines are written (no sync) to its `events.jsonl` alongside. A 2xx waits
- * for both. The per-run journals are fdatasync'd at a checkpoint (every COMMIT_LOG_CHECKPOINT_BYTES of
+ * record is queued here as `<runId> <record line>`; one write of this file, opened O_DSYNC so the
+ * write returns only once it is on disk, then makes every record queued meanwhile durable,
+ * whichever runs they belong to (group commit across runs). That is one thread-pool round trip
+ * per batch; each run's lines are then written (no sync) to its `events.jsonl` from the main
+ * thread, and only then is the batch acknowledged: a 2xx waits for both. The per-run journals are fdatasync'd at a checkpoint (every COMMIT_LOG_CHECKPOINT_BYTES of
  * log, when a run is closed, before its snapshot, and at shutdown), after which the log is emptied.
  * At startup, before any run is opened, records the journals lack (lost with the page cache in a
  * crash) are authenticated and appended to them; a record that does not fit its journal (bad MAC,
@@ -75,7 +79,8 @@ export class CommitLog {
     opts: { checkpointBytes?: number; log?: (msg: string) => void } = {},
   ): Promise<{ commitLog: CommitLog; disputed: Disputed[] }> {
     const path = join(dataDir, COMMIT_LOG_FILE);
-    const handle = await open(path, 'a+', 0o600);
+    // O_DSYNC: every write is durable when it returns, as if followed by fdatasync.
+    const handle = await open(path, O_RDWR | O_APPEND | O_CREAT | O_DSYNC, 0o600);
     try {
       const fresh = await replay(dataDir, key, await handle.readFile(), opts.log ?? (() => {}));
       const disputedPath = join(dataDir, DISPUTED_FILE);
@@ -124,18 +129,15 @@ export class CommitLog {
       this.lines = new Map();
       this.batch = null;
       try {
-        // The log write and sync and each journal's own write (no sync) go out together; the
-        // journal files only reach the disk by themselves at a checkpoint.
-        const journalWrites: Promise<void>[] = [];
+        // One write of the log, durable when it returns (O_DSYNC): a single thread-pool round
+        // trip for the whole batch. Then each journal's lines, written (no sync) from this thread:
+        // page-cache writes, which reach the disk by themselves only at a checkpoint.
+        await writeAll(this.handle.fd, data);
+        this.size += data.length;
         for (const [journal, own] of lines) {
           this.dirty.add(journal);
-          journalWrites.push(writeAll(journal.fd, own.length === 1 ? own[0]! : Buffer.concat(own)));
+          writeAllSync(journal.fd, own.length === 1 ? own[0]! : Buffer.concat(own));
         }
-        await Promise.all([
-          writeAll(this.handle.fd, data).then(() => datasync(this.handle.fd)),
-          ...journalWrites,
-        ]);
-        this.size += data.length;
         batch.resolve();
         if (this.size >= this.checkpointBytes) await this.checkpoint();
       } catch (err) {

@@ -1,4 +1,4 @@
-import { fdatasync, ftruncate, write } from 'node:fs';
+import { fdatasync, ftruncate, write, writeSync } from 'node:fs';
 
 /**
  * Promise wrappers over the raw-descriptor callback API: one thread-pool request each, without the
@@ -23,3 +23,15 @@ export const datasync = (fd: number): Promise<void> =>
 
 export const truncateToEmpty = (fd: number): Promise<void> =>
   new Promise((resolve, reject) => ftruncate(fd, 0, (err) => (err ? reject(err) : resolve())));
+
+/**
+ * Writes all of `data` now, on this thread: for page-cache writes (no sync) a syscall is far
+ * cheaper than a thread-pool round trip.
+ */
+export function writeAllSync(fd: number, data: Buffer): void {
+  for (let offset = 0; offset < data.length; ) {
+    const n = writeSync(fd, data, offset, data.length - offset);
+    if (n === 0) throw new Error('write made no progress');
+    offset += n;
+  }
+}
