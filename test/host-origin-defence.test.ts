@@ -59,6 +59,18 @@ t.test('Host and Origin checks', async (t) => {
     });
   }
 
+  t.test('accepted Host values are remembered, refused ones never are', async (t) => {
+    // More accepted spellings than the bridge remembers, then every refused value again.
+    for (let i = 0; i < 20; i++) t.equal((await post({ host: `127.0.0.${i + 1}:${port}` })).status, 201);
+    for (const host of refusedHosts) {
+      const before = await b.journal('h1');
+      const w = await post({ host });
+      t.equal(w.status, 403, `${host} still refused`);
+      assertEnvelope(t, w.body, 'host_not_allowed');
+      t.ok((await b.journal('h1')).equals(before), 'journal bytes unchanged');
+    }
+  });
+
   const refusedOrigins = [
     'http://evil.example',
     `http://evil.example:${port}`,

@@ -81,18 +81,17 @@ export type StoredEvent = RunEvent & { id: string; ts: string };
 export function eventRuleProblems(event: RunEvent): string[] {
   const problems: string[] = [];
   const present = (v: string | undefined) => typeof v === 'string' && v.trim().length > 0;
-  const states = new Set<string>([event.status, event.nodeState ?? '']);
-  if (event.type === 'node.skipped') states.add('skipped');
-  if (event.type === 'node.failed') states.add('failed');
-  if (event.type === 'approval.requested') states.add('needs_approval');
+  // A state the event puts the node in: by its status, its nodeState, or its type.
+  const claims = (state: string, type: string) =>
+    event.status === state || event.nodeState === state || event.type === type;
 
-  if (states.has('skipped') && !present(event.skipReason))
+  if (claims('skipped', 'node.skipped') && !present(event.skipReason))
     problems.push('skipReason is required when the node is skipped');
-  if (states.has('failed')) {
+  if (claims('failed', 'node.failed')) {
     if (!present(event.failureReason)) problems.push('failureReason is required when the node failed');
     if (!present(event.recoveryPath)) problems.push('recoveryPath is required when the node failed');
   }
-  if (states.has('needs_approval')) {
+  if (claims('needs_approval', 'approval.requested')) {
     if (!present(event.approvalOwner))
       problems.push('approvalOwner is required when the node needs approval');
     if (!present(event.approvalScope))

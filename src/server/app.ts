@@ -5,7 +5,7 @@ import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { BRIDGE_VERSION, CREATE_RUN_MAX_BYTES, EVENT_MAX_BYTES, SERVICE } from '../contract/index.js';
 import type { BridgeContext } from './context.js';
-import { checkBrowserHeaders, requireAccessToken, requireJson, syncHook } from './guard.js';
+import { browserDefence, requireAccessToken, requireJson, syncHook } from './guard.js';
 import { credentialRedactor, installErrorHandlers } from './http-errors.js';
 import { strictQuery } from './query.js';
 import { registerEventRoute } from './routes/events.js';
@@ -67,8 +67,9 @@ export async function buildApp(ctx: BridgeContext, opts: AppOptions = {}): Promi
     app,
     credentialRedactor([ctx.env.accessToken, ctx.env.humanToken, ctx.env.integrityKey.toString('utf8')]),
   );
+  const browserHeaders = browserDefence(ctx.port);
   const guardRequest = (req: FastifyRequest) => {
-    checkBrowserHeaders(req, ctx.port());
+    browserHeaders(req);
     // The raw path, not req.routeOptions (a fresh object per access on the hot path). A spelling
     // that routes to /health but differs from it (percent-encoded) only ever needs the token.
     const isHealth = req.url === '/health' || req.url.startsWith('/health?');

@@ -1,6 +1,6 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { BridgeError } from '../contract/index.js';
+import { BridgeError, CreateRunSchema, RunEventSchema } from '../contract/index.js';
 import { isLoopbackHost } from './env.js';
 
 const sha256 = (s: string): Buffer => hash('sha256', s, 'buffer');
@@ -47,17 +47,43 @@ function hostOf(value: string): { host: string; port: string } | null {
   return { host: (m[1] ?? '').replace(/^\[|\]$/g, '').toLowerCase(), port: m[2] ?? '80' };
 }
 
+function checkHost(value: string | undefined, port: number): void {
+  const host = hostOf(value ?? '');
+  if (!host || !isLoopbackHost(host.host) || host.port !== String(port)) {
+    throw new BridgeError('host_not_allowed', 'the Host header is not the bridge loopback address');
+  }
+}
+
+const ACCEPTED_HOSTS_MAX = 16;
+
 /**
  * DNS-rebinding defence: a browser tricked into sending a request to the loopback port carries the
  * attacker's host name in `Host`; only a loopback literal with the bridge's own port is accepted.
  * A cross-site `Origin` is refused outright: browsers reach the bridge only through the UI proxy.
+ *
+ * The exact `Host` values a server has accepted (the few spellings of its own loopback address
+ * that clients send) are not parsed again. Only accepted values are remembered, and only while the
+ * port is the same, so every refused value is checked in full.
  */
-export function checkBrowserHeaders(req: FastifyRequest, port: number): void {
-  const host = hostOf(req.headers.host ?? '');
-  if (!host || !isLoopbackHost(host.host) || host.port !== String(port)) {
-    throw new BridgeError('host_not_allowed', 'the Host header is not the bridge loopback address');
-  }
-  const origin = req.headers.origin;
+export function browserDefence(port: () => number): (req: FastifyRequest) => void {
+  const accepted = new Set<string>();
+  let acceptedPort = -1;
+  return (req) => {
+    const p = port();
+    if (p !== acceptedPort) {
+      accepted.clear();
+      acceptedPort = p;
+    }
+    const host = req.headers.host;
+    if (host === undefined || !accepted.has(host)) {
+      checkHost(host, p);
+      if (host !== undefined && accepted.size < ACCEPTED_HOSTS_MAX) accepted.add(host);
+    }
+    checkOrigin(req.headers.origin);
+  };
+}
+
+function checkOrigin(origin: string | undefined): void {
   if (origin !== undefined) {
     let url: URL | null = null;
     try {
@@ -92,10 +118,17 @@ export function requireJson(req: FastifyRequest): void {
  */
 const TOKEN_FIELD = /^(human.?(approval.?)?token|x-harness-human-token|auth|authorization|.*token)$/i;
 
+/** Field names the body schemas declare, none of which names a credential: not tested again. */
+const DECLARED_FIELDS = new Set(
+  [...Object.keys(RunEventSchema.properties), ...Object.keys(CreateRunSchema.properties)].filter(
+    (name) => !TOKEN_FIELD.test(name),
+  ),
+);
+
 export function checkBodyForCredentials(body: unknown, secrets: { human: string; others: string[] }): void {
   if (typeof body !== 'object' || body === null) return;
   for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
-    if (TOKEN_FIELD.test(name)) {
+    if (!DECLARED_FIELDS.has(name) && TOKEN_FIELD.test(name)) {
       throw new BridgeError(
         'client_supplied_human_token_rejected',
         `the body field ${JSON.stringify(name.slice(0, 64))} is refused: tokens travel only in headers`,

@@ -9,18 +9,14 @@ import type { BridgeContext } from './context.js';
 import { newConfig, sealOrCompareSetup } from './create-run.js';
 import { resolveSetup } from './run-setup.js';
 import { validatorCodeDigest } from './runtime-identity.js';
-import { eventView, summaryView } from './views.js';
+import { eventView, eventViewJson, summaryView } from './views.js';
 
+/**
+ * The answer: 201 `{ok, event, seq, run}` as JSON text (the event part is its stored canonical
+ * JSON), or 200 for a repeated id.
+ */
 export type PostResult =
-  | {
-      status: 201;
-      body: {
-        ok: true;
-        event: ReturnType<typeof eventView>;
-        seq: number;
-        run: ReturnType<typeof summaryView>;
-      };
-    }
+  | { status: 201; body: string }
   | { status: 200; body: { ok: true; duplicate: true; event: ReturnType<typeof eventView>; seq: number } };
 
 const state = (message: string, problems: string[] = []) =>
@@ -210,14 +206,9 @@ async function accept(
     id: incoming.id ?? randomUUID(),
     ts: incoming.ts ?? new Date().toISOString(),
   };
-  const { entry, durable } = ctx.store.append(run, event, claim, seal);
-  return {
-    result: {
-      status: 201,
-      body: { ok: true, event: eventView(entry), seq: entry.seq, run: summaryView(run) },
-    },
-    durable,
-  };
+  const { entry, durable, eventJson } = ctx.store.append(run, event, claim, seal);
+  const body = `{"ok":true,"event":${eventViewJson(entry, eventJson)},"seq":${entry.seq},"run":${JSON.stringify(summaryView(run))}}`;
+  return { result: { status: 201, body }, durable };
 }
 
 async function verify(ctx: BridgeContext, run: OpenRun, path: string): Promise<ArtifactClaim> {

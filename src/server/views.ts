@@ -5,12 +5,30 @@ import type { QuarantineInfo } from '../storage/store.js';
 
 /** Response views. Absolute paths (artifact root, adapter file) never leave the bridge in a run view. */
 export function eventView(entry: JournalEntry): EventViewT {
+  if (entry.event.artifactRoot === undefined && entry.event.adapterPath === undefined) {
+    // Nearly every event: one copy, nothing to leave out.
+    const view: EventViewT = { seq: entry.seq, ...entry.event };
+    if (entry.claim) view.claim = entry.claim;
+    return view;
+  }
   const { artifactRoot, adapterPath, ...rest } = entry.event;
   const view: EventViewT = { seq: entry.seq, ...rest };
   if (artifactRoot !== undefined) view.artifactRootSet = true;
   if (adapterPath !== undefined) view.adapterPathSet = true;
   if (entry.claim) view.claim = entry.claim;
   return view;
+}
+
+/**
+ * The JSON text of `eventView(entry)`, built around the event's canonical JSON as stored (its
+ * members sorted, RFC 8785) instead of copying the event and serializing it again. An event that
+ * set up the run carries absolute paths, which never leave the bridge: it takes `eventView`.
+ */
+export function eventViewJson(entry: JournalEntry, eventJson: string): string {
+  if (entry.event.artifactRoot !== undefined || entry.event.adapterPath !== undefined)
+    return JSON.stringify(eventView(entry));
+  const claim = entry.claim ? `,"claim":${JSON.stringify(entry.claim)}` : '';
+  return `{"seq":${entry.seq},${eventJson.slice(1, -1)}${claim}}`;
 }
 
 export function summaryView(run: OpenRun, quarantine?: QuarantineInfo): RunSummary {

@@ -18,6 +18,13 @@ interface JournalRecord {
   mac: string;
 }
 
+/** A record appended: its entry, a promise settled once it is durable, the event's canonical JSON. */
+export interface Appended {
+  entry: JournalEntry;
+  durable: Promise<void>;
+  eventJson: string;
+}
+
 export class JournalAuthError extends Error {
   override readonly name = 'JournalAuthError';
 }
@@ -44,7 +51,7 @@ export function sealRecord(
   event: StoredEvent,
   claim: ArtifactClaim | null,
   seal: CompletionSeal | null,
-): { mac: string; line: string } {
+): { mac: string; line: string; eventJson: string } {
   const e = canonicalBytes(event);
   const c = canonicalBytes(claim);
   const s = seal ? canonicalBytes(seal) : null;
@@ -54,6 +61,7 @@ export function sealRecord(
   const recordMacHex = macText(key, 'harness.journal.v1', signed);
   return {
     mac: recordMacHex,
+    eventJson: e,
     line: `{"seq":${seq},"prev":${p},"event":${e},"claim":${c}${sealPart},"mac":"${recordMacHex}"}\n`,
   };
 }
@@ -203,12 +211,11 @@ export class JournalWriter implements LoggedJournal {
     return this.commitLog.broken;
   }
 
-  /** Seals the next record and queues it; `durable` resolves once it is on disk. */
-  append(
-    event: StoredEvent,
-    claim: ArtifactClaim | null,
-    seal: CompletionSeal | null = null,
-  ): { entry: JournalEntry; durable: Promise<void> } {
+  /**
+   * Seals the next record and queues it; `durable` resolves once it is on disk. `eventJson` is the
+   * event's canonical JSON as sealed, for answers that echo the event.
+   */
+  append(event: StoredEvent, claim: ArtifactClaim | null, seal: CompletionSeal | null = null): Appended {
     const broken = this.broken;
     if (broken) throw broken;
     const seq = this.offsets.length;
@@ -221,7 +228,7 @@ export class JournalWriter implements LoggedJournal {
     this.unsynced = true;
     const durable = this.commitLog.append(this, bytes);
     this.last = durable;
-    return { entry: { seq, event, claim, seal }, durable };
+    return { entry: { seq, event, claim, seal }, durable, eventJson: sealed.eventJson };
   }
 
   /** Resolves when every record appended so far is durable or has failed (reads wait on this). */

@@ -11,7 +11,7 @@ import type {
 import { applyEntry, emptyState, OPEN_RUN_CACHE, SNAPSHOT_EVERY } from '../contract/index.js';
 import { fsyncDir } from './atomic.js';
 import { CommitLog, type Disputed } from './commit-log.js';
-import { JournalAuthError, JournalWriter, type ScanResult } from './journal.js';
+import { type Appended, JournalAuthError, JournalWriter, type ScanResult } from './journal.js';
 import { sha256Hex } from './mac.js';
 import { isCanonicalRunId, RUN_DIR_PATTERN, runDirName, runPaths } from './paths.js';
 import {
@@ -248,7 +248,7 @@ export class RunStore implements RunStorage {
     event: StoredEvent,
     claim: ArtifactClaim | null,
     seal: CompletionSeal | null = null,
-  ): { entry: JournalEntry; durable: Promise<void> } {
+  ): Appended {
     const result = run.journal.append(event, claim, seal);
     applyEntry(run.state, result.entry);
     run.ids.set(event.id, result.entry.seq);

@@ -5,6 +5,7 @@ import type {
   RunConfig,
   StoredEvent,
 } from '../contract/index.js';
+import type { Appended } from './journal.js';
 import type { OpenRun } from './run-files.js';
 
 export interface QuarantineInfo {
@@ -37,12 +38,13 @@ export interface RunStorage {
   discardUnused(run: OpenRun): Promise<void>;
   /** Fills a write-once config field; only before the run's first append. */
   sealConfig(run: OpenRun, config: RunConfig): Promise<void>;
+  /** The entry, a promise settled once it is durable, and the event's canonical JSON as stored. */
   append(
     run: OpenRun,
     event: StoredEvent,
     claim: ArtifactClaim | null,
     seal?: CompletionSeal | null,
-  ): { entry: JournalEntry; durable: Promise<void> };
+  ): Appended;
   read(run: OpenRun, from: number, to: number): Promise<JournalEntry[]>;
   quarantine(runId: string, reason: string): QuarantineInfo;
   quarantineOf(runId: string): QuarantineInfo | undefined;

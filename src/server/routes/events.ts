@@ -28,6 +28,7 @@ function contractProblems(req: FastifyRequest): string[] {
 }
 
 export function registerEventRoute(app: FastifyInstance, ctx: BridgeContext): void {
+  const bodySecrets = secrets(ctx);
   app.post(
     '/runs/:id/events',
     {
@@ -52,7 +53,7 @@ export function registerEventRoute(app: FastifyInstance, ctx: BridgeContext): vo
           }),
         },
       },
-      preValidation: syncHook((req) => checkBodyForCredentials(req.body, secrets(ctx))),
+      preValidation: syncHook((req) => checkBodyForCredentials(req.body, bodySecrets)),
     },
     async (req, reply) => {
       if (req.validationError?.validationContext === 'params') {
@@ -84,6 +85,8 @@ export function registerEventRoute(app: FastifyInstance, ctx: BridgeContext): vo
         return { value: result, settled: durable };
       });
       void reply.code(result.status);
+      // A body already serialized is sent as it is.
+      if (typeof result.body === 'string') void reply.type('application/json; charset=utf-8');
       return result.body;
     },
   );

@@ -24,11 +24,13 @@ export const RunParams = Type.Object({ id: Type.String({ pattern: RUN_ID_PATTERN
 const CreatedRun = Type.Object({ ok: Type.Literal(true), created: Type.Boolean(), run: RunView });
 const digits = Type.String({ pattern: '^\\d+$' });
 
+/** The credential values a body must not carry (computed once per app: the key is a Buffer). */
 export function secrets(ctx: BridgeContext) {
   return { human: ctx.env.humanToken, others: [ctx.env.accessToken, ctx.env.integrityKey.toString('utf8')] };
 }
 
 export function registerRunRoutes(app: FastifyInstance, ctx: BridgeContext): void {
+  const bodySecrets = secrets(ctx);
   app.post(
     '/runs',
     {
@@ -38,7 +40,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: BridgeContext): voi
         body: CreateRunSchema,
         response: { 200: CreatedRun, 201: CreatedRun },
       },
-      preValidation: async (req) => checkBodyForCredentials(req.body, secrets(ctx)),
+      preValidation: async (req) => checkBodyForCredentials(req.body, bodySecrets),
     },
     async (req, reply) => {
       const body = req.body as CreateRunBody;
