@@ -3,6 +3,7 @@ import t from 'tap';
 import type { JournalEntry } from '../src/contract/index.js';
 import { eventView, eventViewJson } from '../src/server/views.js';
 import { canonicalJson } from '../src/storage/canonical.js';
+import { ev } from './helpers/bridge.js';
 
 /**
  * The 201 answer echoes the event from its stored canonical JSON instead of serializing a copy:
@@ -55,19 +56,12 @@ t.test('eventViewJson parses to exactly eventView', async (t) => {
 });
 
 t.test('an event that set up the run never echoes its absolute paths', async (t) => {
-  const event = {
+  const event = ev({
     id: 'e1',
-    type: 'node.entered',
     ts: '2026-01-01T00:00:00.000Z',
-    actor: 'runtime-a',
-    runMode: 'live',
-    eventSource: 'api',
-    nodeId: 'intake',
-    message: 'm',
-    status: 'ok',
     artifactRoot: '/abs/root',
     adapterPath: '/abs/root/project-adapter.json',
-  };
+  });
   const entry = { seq: 0, event, claim: null, seal: null } as unknown as JournalEntry;
   const text = eventViewJson(entry, canonicalJson(event)!);
   t.notMatch(text, /\/abs\/root/);
