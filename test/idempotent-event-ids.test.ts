@@ -1,4 +1,5 @@
 import t from 'tap';
+import { IdIndex } from '../src/storage/id-index.js';
 import { cleanup, ev, startTestBridge } from './helpers/bridge.js';
 import { expectRejected, records } from './helpers/expect.js';
 
@@ -96,6 +97,34 @@ t.test('idempotent event ids', async (t) => {
       records(await b.journal(RUN)).filter((r) => r.event.id === 'burst').length,
       1,
       'one record in the journal',
+    );
+  });
+
+  t.test('ids that share an index fingerprint are told apart by the stored record', async (t) => {
+    // Every id of the run on one fingerprint: the index offers every position as a candidate, and
+    // only the id in the journal record at that position may decide a repeat.
+    const loaded = await b.ctx.store.load(RUN);
+    if (loaded.kind !== 'open') throw new Error('the run is not open');
+    const colliding = new IdIndex(() => 1);
+    for (const r of records(await b.journal(RUN))) colliding.add(r.event.id, r.seq);
+    loaded.run.ids = colliding;
+    b.ctx.store.release(loaded.run);
+
+    const fresh = await b.req('POST', `/runs/${RUN}/events`, ev({ id: 'shares-a-fingerprint' }));
+    t.equal(fresh.status, 201, 'a new id is appended, not taken for a repeat');
+    const dup = await b.req('POST', `/runs/${RUN}/events`, ev({ id: 'e1', message: 'hello' }));
+    t.equal(dup.status, 200);
+    t.equal(dup.body['seq'], 0, 'a repeat finds its own record among the candidates');
+    const again = await b.req('POST', `/runs/${RUN}/events`, ev({ id: 'shares-a-fingerprint' }));
+    t.equal(again.status, 200);
+    t.equal(again.body['seq'], fresh.body['seq']);
+    await expectRejected(
+      t,
+      b,
+      RUN,
+      () => b.req('POST', `/runs/${RUN}/events`, ev({ id: 'shares-a-fingerprint', message: 'other' })),
+      409,
+      'event_id_conflict',
     );
   });
 

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { ArtifactClaim, CompletionSeal, RunEvent, StoredEvent } from '../contract/index.js';
+import type {
+  ArtifactClaim,
+  CompletionSeal,
+  JournalEntry,
+  RunEvent,
+  StoredEvent,
+} from '../contract/index.js';
 import { BridgeError, findPendingApproval, SELF_HEAL_PROPOSAL_PATH } from '../contract/index.js';
 import { macEqual, secretDigest } from '../storage/mac.js';
 import type { OpenRun } from '../storage/run-files.js';
@@ -90,11 +96,10 @@ async function accept(
   incoming: RunEvent,
   humanHeader: string | undefined,
 ): Promise<Accepted> {
-  if (incoming.id !== undefined && run.ids.has(incoming.id)) {
-    const seq = run.ids.get(incoming.id)!;
-    const [entry] = await ctx.store.read(run, seq, seq + 1);
-    if (!entry) throw new Error('journal index out of step');
-    const differs = differingFields(entry.event, incoming);
+  const seqs = incoming.id === undefined ? [] : run.ids.candidates(incoming.id);
+  const stored = seqs.length === 0 ? null : await storedWithId(ctx, run, incoming.id!, seqs);
+  if (stored) {
+    const differs = differingFields(stored.event, incoming);
     if (differs.length > 0) {
       throw new BridgeError(
         'event_id_conflict',
@@ -103,7 +108,7 @@ async function accept(
       );
     }
     return {
-      result: { status: 200, body: { ok: true, duplicate: true, event: eventView(entry), seq } },
+      result: { status: 200, body: { ok: true, duplicate: true, event: eventView(stored), seq: stored.seq } },
       durable: DONE,
     };
   }
@@ -209,6 +214,21 @@ async function accept(
   const { entry, durable, eventJson } = ctx.store.append(run, event, claim, seal);
   const body = `{"ok":true,"event":${eventViewJson(entry, eventJson)},"seq":${entry.seq},"run":${JSON.stringify(summaryView(run))}}`;
   return { result: { status: 201, body }, durable };
+}
+
+/** The stored event with this id, if any: the index's candidates are confirmed in the journal. */
+async function storedWithId(
+  ctx: BridgeContext,
+  run: OpenRun,
+  id: string,
+  seqs: readonly number[],
+): Promise<JournalEntry | null> {
+  for (const seq of seqs) {
+    const [entry] = await ctx.store.read(run, seq, seq + 1);
+    if (!entry) throw new Error('journal index out of step');
+    if (entry.event.id === id) return entry;
+  }
+  return null;
 }
 
 async function verify(ctx: BridgeContext, run: OpenRun, path: string): Promise<ArtifactClaim> {

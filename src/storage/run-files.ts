@@ -5,6 +5,7 @@ import type { JournalEntry, RunConfig, RunState } from '../contract/index.js';
 import { applyEntry, CONFIG_MAX_BYTES, emptyState } from '../contract/index.js';
 import { fsyncDir } from './atomic.js';
 import type { CommitLog } from './commit-log.js';
+import { IdIndex } from './id-index.js';
 import { JournalWriter, scanJournal } from './journal.js';
 import { macEqual } from './mac.js';
 import { type RunPaths, runDirName } from './paths.js';
@@ -18,8 +19,8 @@ export interface OpenRun {
   config: RunConfig;
   state: RunState;
   journal: JournalWriter;
-  /** Event id -> seq, for idempotent repeats. */
-  ids: Map<string, number>;
+  /** Event id -> seq candidates, for idempotent repeats (confirmed against the journal). */
+  ids: IdIndex;
   /** Appends since the snapshot was last written. */
   sinceSnapshot: number;
   /** Operations currently holding the run; a pinned run is never evicted. */
@@ -102,8 +103,8 @@ export async function openRunFiles(
   } else {
     state = emptyState(runId, config.createdAt);
   }
-  const ids = new Map<string, number>();
-  for (const entry of scan.entries) ids.set(entry.event.id, entry.seq);
+  const ids = new IdIndex();
+  for (const entry of scan.entries) ids.add(entry.event.id, entry.seq);
   for (const entry of scan.entries.slice(from)) applyEntry(state, entry as JournalEntry);
   const journal = await JournalWriter.open(key, runId, paths.journal, scan, commitLog);
   const run: OpenRun = {

@@ -11,6 +11,7 @@ import type {
 import { applyEntry, emptyState, OPEN_RUN_CACHE, SNAPSHOT_EVERY } from '../contract/index.js';
 import { fsyncDir } from './atomic.js';
 import { CommitLog, type Disputed } from './commit-log.js';
+import { IdIndex } from './id-index.js';
 import { type Appended, JournalAuthError, JournalWriter, type ScanResult } from './journal.js';
 import { sha256Hex } from './mac.js';
 import { isCanonicalRunId, RUN_DIR_PATTERN, runDirName, runPaths } from './paths.js';
@@ -208,7 +209,7 @@ export class RunStore implements RunStorage {
       config,
       state: emptyState(config.runId, config.createdAt),
       journal,
-      ids: new Map(),
+      ids: new IdIndex(),
       sinceSnapshot: 0,
       pins: 1,
     };
@@ -251,7 +252,7 @@ export class RunStore implements RunStorage {
   ): Appended {
     const result = run.journal.append(event, claim, seal);
     applyEntry(run.state, result.entry);
-    run.ids.set(event.id, result.entry.seq);
+    run.ids.add(event.id, result.entry.seq);
     if (++run.sinceSnapshot >= SNAPSHOT_EVERY) this.snapshotLater(run);
     return result;
   }
