@@ -67,7 +67,7 @@ export async function buildApp(ctx: BridgeContext, opts: AppOptions = {}): Promi
     app,
     credentialRedactor([ctx.env.accessToken, ctx.env.humanToken, ctx.env.integrityKey.toString('utf8')]),
   );
-  const browserHeaders = browserDefence(ctx.port);
+  const browserHeaders = browserDefence(() => ctx.port());
   const guardRequest = (req: FastifyRequest) => {
     browserHeaders(req);
     // The raw path, not req.routeOptions (a fresh object per access on the hot path). A spelling

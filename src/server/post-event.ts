@@ -96,8 +96,9 @@ async function accept(
   incoming: RunEvent,
   humanHeader: string | undefined,
 ): Promise<Accepted> {
-  const seqs = incoming.id === undefined ? [] : run.ids.candidates(incoming.id);
-  const stored = seqs.length === 0 ? null : await storedWithId(ctx, run, incoming.id!, seqs);
+  const id = incoming.id;
+  const seqs = id === undefined ? [] : run.ids.candidates(id);
+  const stored = id === undefined || seqs.length === 0 ? null : await storedWithId(ctx, run, id, seqs);
   if (stored) {
     const differs = differingFields(stored.event, incoming);
     if (differs.length > 0) {

@@ -50,8 +50,9 @@ export interface Disputed {
  * write returns only once it is on disk, then makes every record queued meanwhile durable,
  * whichever runs they belong to (group commit across runs). That is one thread-pool round trip
  * per batch; each run's lines are then written (no sync) to its `events.jsonl` from the main
- * thread, and only then is the batch acknowledged: a 2xx waits for both. The per-run journals are fdatasync'd at a checkpoint (every COMMIT_LOG_CHECKPOINT_BYTES of
- * log, when a run is closed, before its snapshot, and at shutdown), after which the log is emptied.
+ * thread, and only then is the batch acknowledged: a 2xx waits for both. The per-run journals are
+ * fdatasync'd at a checkpoint (every COMMIT_LOG_CHECKPOINT_BYTES of log, when a run is closed,
+ * before its snapshot, and at shutdown), after which the log is emptied.
  * At startup, before any run is opened, records the journals lack (lost with the page cache in a
  * crash) are authenticated and appended to them; a record that does not fit its journal (bad MAC,
  * a gap, a different record at its position) is kept in `commit-disputed.jsonl` and its run is

@@ -44,7 +44,9 @@ export class IdIndex {
     const mask = this.seqs.length - 1;
     let out: number[] | null = null;
     for (let i = fp & mask; this.seqs[i] !== EMPTY; i = (i + 1) & mask) {
-      if (this.fps[i] === fp) (out ??= []).push(this.seqs[i]!);
+      if (this.fps[i] !== fp) continue;
+      out ??= [];
+      out.push(this.seqs[i]!);
     }
     return out === null ? NONE : out.sort((a, b) => a - b);
   }

@@ -153,8 +153,9 @@ const noop = () => {};
  * The append side of an open journal. `append` seals the record (the in-memory state moves in
  * journal order at once) and queues it in the bridge-wide commit log, whose next batch makes it
  * durable with one O_DSYNC write of the log for every record of every run queued meanwhile (group
- * commit) and then writes it to `events.jsonl`. The journal file itself is fdatasync'd at the commit log's
- * checkpoints, before a snapshot and on close. Reads wait until appended records are written.
+ * commit) and then writes it to `events.jsonl`. The journal file itself is fdatasync'd at the
+ * commit log's checkpoints, before a snapshot and on close. Reads wait until appended records are
+ * written.
  */
 export class JournalWriter implements LoggedJournal {
   private last: Promise<void> = Promise.resolve();
