@@ -191,6 +191,36 @@ t.test('the log is checkpointed past its size bound and emptied on close', async
   t.equal((await stat(logPath)).size, 0, 'a clean close leaves an empty log');
 });
 
+t.test(
+  'a failed journal write fails its batch; the record, durable in the log, comes back at restart',
+  async (t) => {
+    const b = await started(t);
+    await post(t, b, 'j', ['e0']);
+    // The log write succeeds, then the run's own journal write fails (a read-only descriptor).
+    const loaded = await b.ctx.store.load('j');
+    if (loaded.kind !== 'open') throw new Error('the run is not open');
+    const journal = loaded.run.journal as unknown as { handle: FileHandle };
+    const real = journal.handle;
+    journal.handle = await open(runPaths(b.t.dataDir, 'j').journal, 'r');
+    t.teardown(() => real.close());
+    b.ctx.store.release(loaded.run);
+    const before = await b.journal('j');
+    t.equal((await b.req('POST', '/runs/j/events', ev({ id: 'e1' }))).status, 500, 'not acknowledged');
+    t.equal((await b.req('POST', '/runs/j/events', ev({ id: 'e2' }))).status, 500, 'nor anything after');
+    t.ok((await b.journal('j')).equals(before), 'journal bytes unchanged');
+
+    const r = await started(t, await crashImage(t, b));
+    t.same(
+      (await allEvents(r, 'j')).map((e) => e.id),
+      ['e0', 'e1'],
+      'the log, written before the journal failed, restores the record; e2 was never written',
+    );
+    const retry = await r.req('POST', '/runs/j/events', ev({ id: 'e1' }));
+    t.equal(retry.status, 200, "the client's retry finds it");
+    t.equal(retry.body['duplicate'], true);
+  },
+);
+
 t.test('the log is opened O_DSYNC: its one write per batch returns only once it is on disk', async (t) => {
   const b = await started(t);
   await post(t, b, 'd', ['e0']);
