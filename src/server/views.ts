@@ -5,12 +5,6 @@ import type { QuarantineInfo } from '../storage/store.js';
 
 /** Response views. Absolute paths (artifact root, adapter file) never leave the bridge in a run view. */
 export function eventView(entry: JournalEntry): EventViewT {
-  if (entry.event.artifactRoot === undefined && entry.event.adapterPath === undefined) {
-    // Nearly every event: one copy, nothing to leave out.
-    const view: EventViewT = { seq: entry.seq, ...entry.event };
-    if (entry.claim) view.claim = entry.claim;
-    return view;
-  }
   const { artifactRoot, adapterPath, ...rest } = entry.event;
   const view: EventViewT = { seq: entry.seq, ...rest };
   if (artifactRoot !== undefined) view.artifactRootSet = true;
