@@ -28,3 +28,39 @@ t.test('a run is created by its first event and events append in order', async (
   t.equal(list.body.runs.length, 1);
   t.equal(list.body.runs[0].eventCount, 2);
 });
+
+t.test(
+  'an event without id or ts is stamped by the bridge: a fresh UUID and the time it arrived',
+  async (t) => {
+    const b = await startTestBridge();
+    t.teardown(() => cleanup(b));
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    const stamps: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const before = new Date().toISOString();
+      const res = await b.req('POST', '/runs/run-1/events', ev());
+      const after = new Date().toISOString();
+      t.equal(res.status, 201, JSON.stringify(res.body));
+      t.match(res.body.event.id, uuid);
+      t.ok(
+        res.body.event.ts >= before && res.body.event.ts <= after,
+        `${res.body.event.ts} is when it arrived`,
+      );
+      stamps.push(res.body.event.ts);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    t.equal(new Set(stamps).size, 3, 'events milliseconds apart get their own stamps');
+    const got = await b.req('GET', '/runs/run-1');
+    t.same(
+      got.body.events.map((e: { ts: string }) => e.ts),
+      stamps,
+      'the journal holds the stamps the answers gave',
+    );
+    const given = await b.req(
+      'POST',
+      '/runs/run-1/events',
+      ev({ id: 'mine', ts: '2020-01-01T00:00:00.000Z' }),
+    );
+    t.match(given.body.event, { id: 'mine', ts: '2020-01-01T00:00:00.000Z' }, 'supplied values are kept');
+  },
+);
