@@ -37,7 +37,8 @@ function hmacHex(key: Buffer, text: string): string {
   if (scratch.length < need) scratch = Buffer.allocUnsafe(Math.max(need, 2 * scratch.length));
   p.inner.copy(scratch, 0);
   const n = scratch.write(text, 64, 'utf8');
-  hash('sha256', scratch.subarray(0, 64 + n), 'buffer').copy(p.outer, 64);
+  // The inner digest travels as hex: a new Buffer from `hash` costs more than the decode.
+  p.outer.write(hash('sha256', scratch.subarray(0, 64 + n), 'hex'), 64, 'hex');
   return hash('sha256', p.outer, 'hex');
 }
 
