@@ -134,6 +134,29 @@ t.test('approvals', async (t) => {
     }
   });
 
+  t.test('a decision that does not name its owner and scope: 400', async (t) => {
+    for (const type of ['approval.granted', 'approval.denied'] as const) {
+      for (const missing of ['approvalOwner', 'approvalScope']) {
+        const body = decision(type);
+        delete body[missing];
+        const r = await expectRejected(
+          t,
+          b,
+          RUN,
+          () => b.req('POST', `/runs/${RUN}/events`, body, { 'x-harness-human-token': human }),
+          400,
+          'event_contract_violation',
+        );
+        t.match(
+          r.body['problems'],
+          [/requires approvalOwner and approvalScope/],
+          `${type} without ${missing}`,
+        );
+      }
+    }
+    t.equal((await node(b, RUN, 'redzone')).state, 'needs_approval', 'the approval is still pending');
+  });
+
   t.test('no matching pending approval: 409', async (t) => {
     for (const over of [{ approvalOwner: 'someone' }, { approvalScope: 'other' }, { nodeId: 'implement' }]) {
       await expectRejected(

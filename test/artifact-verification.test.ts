@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { link, mkdir, symlink } from 'node:fs/promises';
+import { link, mkdir, rename, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
+import { claimArtifact, type DescriptorHasher } from '../src/validators/artifact-root.js';
 import { cleanup, ev, startTestBridge } from './helpers/bridge.js';
 import { expectRejected, records, writeArtifact } from './helpers/expect.js';
 
@@ -24,6 +25,23 @@ t.test('artifact.written verification', async (t) => {
     t.test(label, async (t) => {
       await expectRejected(t, b, RUN, () => b.req('POST', `/runs/${RUN}/events`, body), status, code);
     });
+
+  t.test('a self-heal proposal names exactly self_heal/pr.json', async (t) => {
+    // Both files exist, so only the name rule can refuse the other one.
+    await writeArtifact(root, 'self_heal/pr.json', '{}');
+    await writeArtifact(root, 'self_heal/other.json', '{}');
+    const proposal = (artifact: string) =>
+      ev({ type: 'self_heal.pr_proposed', nodeId: 'self-heal', artifact });
+    const r = await expectRejected(
+      t,
+      b,
+      RUN,
+      () => b.req('POST', `/runs/${RUN}/events`, proposal('self_heal/other.json')),
+      400,
+      'artifact_verification_failed',
+    );
+    t.match(r.body['message'], /self_heal\/pr\.json/);
+  });
 
   t.test('a regular file is claimed with the digest of its bytes', async (t) => {
     const bytes = '{"intake":true}\n';
@@ -260,4 +278,30 @@ t.test('a refused first event seals nothing: the corrected retry is accepted', a
   );
   t.equal(r.status, 201, JSON.stringify(r.body));
   t.equal(r.body['seq'], 0);
+});
+
+t.test('the claim hashes the opened descriptor, not the path again', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  const root = b.t.artifactRoot;
+  const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+  // Small (hashed inline) and large (hashed by a pool thread from the descriptor) files.
+  for (const [label, original] of [
+    ['small', 'original bytes\n'],
+    ['large', 'o'.repeat(256 * 1024)],
+  ] as const) {
+    await writeArtifact(root, 'run/intake.json', original);
+    await writeArtifact(root, 'run/swap.json', `swapped ${label}\n`);
+    let hashed = false;
+    // The file is replaced under its name after it was opened and checked, before it is hashed.
+    const swapThenHash: DescriptorHasher = async (opened) => {
+      await rename(join(root, 'run/swap.json'), join(root, 'run/intake.json'));
+      hashed = true;
+      return b.ctx.pool.hasher(opened);
+    };
+    const claim = await claimArtifact(root, 'run/intake.json', swapThenHash);
+    t.ok(hashed, `${label}: the hasher is given the opened file`);
+    t.equal(claim.sha256, sha(original), `${label}: the digest is of the bytes opened`);
+    t.equal(claim.size, original.length, `${label}: and so is the size`);
+  }
 });

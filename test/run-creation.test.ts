@@ -257,6 +257,47 @@ t.test('artifactRoot and adapter on creation', async (t) => {
     t.notOk(JSON.stringify(r.body).includes(b.t.repo), 'no absolute adapter path returned');
   });
 
+  t.test('a sealed adapter is fixed: another adapter is refused on a repeat and on an event', async (t) => {
+    const first = join(b.t.repo, 'fixed-adapter.json');
+    const second = join(b.t.repo, 'other-adapter.json');
+    await writeFile(first, JSON.stringify({ runtime: { requiredNodes: ['intake'] } }));
+    await writeFile(second, JSON.stringify({ runtime: { requiredNodes: ['route'] } }));
+    const setup = { artifactRoot: b.t.artifactRoot, adapterPath: first };
+    t.equal((await b.req('POST', '/runs', { id: 'adfix', ...setup })).status, 201);
+    t.equal(
+      (await b.req('POST', '/runs', { id: 'adfix', ...setup })).status,
+      200,
+      'the same adapter repeats',
+    );
+    const repeat = await expectRejected(
+      t,
+      b,
+      'adfix',
+      () => b.req('POST', '/runs', { id: 'adfix', adapterPath: second }),
+      409,
+      'run_already_exists',
+    );
+    t.same(
+      repeat.body['problems'].map((p: string) => p.split(' ')[0]),
+      ['adapterPath'],
+    );
+    const event = await expectRejected(
+      t,
+      b,
+      'adfix',
+      () => b.req('POST', '/runs/adfix/events', ev({ adapterPath: second })),
+      409,
+      'event_state_violation',
+    );
+    t.match(event.body['problems'], [/^adapterPath differs/]);
+    const run = await b.req('GET', '/runs/adfix');
+    t.same(
+      run.body['run'].nodes.filter((n: any) => n.required).map((n: any) => n.id),
+      ['intake', 'prove', 'handoff'],
+      'the sealed adapter still decides the required nodes',
+    );
+  });
+
   t.test('an invalid adapter document is refused', async (t) => {
     await writeFile(
       join(b.t.repo, 'bad-adapter.json'),
