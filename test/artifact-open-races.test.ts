@@ -1,0 +1,84 @@
+import * as fs from 'node:fs';
+import * as fsp from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+
+/**
+ * The two checks after the leaf is opened catch a swap between the open and the checks, which a
+ * static tree cannot show: the leaf's realpath must be the literal path under the root (a link
+ * put in its place resolves elsewhere), and the path must still name the opened inode. Both
+ * openers (main thread and worker) are loaded with the file system answering as it would
+ * mid-swap.
+ */
+const root = fs.realpathSync(fs.mkdtempSync(join(tmpdir(), 'harness-race-')));
+t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
+fs.mkdirSync(join(root, 'run'));
+fs.writeFileSync(join(root, 'run', 'intake.json'), '{}');
+fs.writeFileSync(join(root, 'run', 'other.json'), '{}');
+const leaf = join(root, 'run', 'intake.json');
+const elsewhere = join(root, 'run', 'other.json');
+
+// What the file system says of the leaf once it has been swapped for a link or another file.
+const swapped = {
+  realpath: (p: string) => (p === leaf ? elsewhere : fs.realpathSync.native(p)),
+  lstat: (p: string) => (p === leaf ? fs.lstatSync(elsewhere) : fs.lstatSync(p)),
+};
+
+const opener = async (answers: Partial<typeof swapped>) => {
+  const realpath = answers.realpath ?? fs.realpathSync.native;
+  const lstat = answers.lstat ?? fs.lstatSync;
+  const { openArtifact } = await t.mockImport<typeof import('../src/validators/artifact-root.js')>(
+    '../src/validators/artifact-root.js',
+    {
+      'node:fs/promises': {
+        ...fsp,
+        realpath: async (p: string) => realpath(p),
+        lstat: async (p: string) => lstat(p),
+      },
+    },
+  );
+  const { openArtifactSync } = await t.mockImport<typeof import('../src/validators/artifact-open-sync.js')>(
+    '../src/validators/artifact-open-sync.js',
+    {
+      'node:fs': {
+        ...fs,
+        realpathSync: Object.assign((p: string) => realpath(p), { native: (p: string) => realpath(p) }),
+        lstatSync: (p: string) => lstat(p),
+      },
+    },
+  );
+  const verdicts: string[] = [];
+  try {
+    const o = await openArtifact(root, 'run/intake.json');
+    await o.handle.close();
+    verdicts.push('ok');
+  } catch (err) {
+    verdicts.push((err as Error).message);
+  }
+  try {
+    fs.closeSync(openArtifactSync(root, 'run/intake.json').fd);
+    verdicts.push('ok');
+  } catch (err) {
+    verdicts.push((err as Error).message);
+  }
+  return verdicts;
+};
+
+t.test('unswapped, both openers accept the file', async (t) => {
+  t.same(await opener({}), ['ok', 'ok']);
+});
+
+t.test('a leaf whose realpath moved is refused as escaping', async (t) => {
+  t.same(await opener({ realpath: swapped.realpath }), [
+    'run/intake.json escapes the artifact root',
+    'run/intake.json escapes the artifact root',
+  ]);
+});
+
+t.test('a path that names another inode than the one opened is refused', async (t) => {
+  t.same(await opener({ lstat: swapped.lstat }), [
+    'run/intake.json changed while it was opened',
+    'run/intake.json changed while it was opened',
+  ]);
+});
