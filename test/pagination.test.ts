@@ -93,7 +93,7 @@ t.test('GET /runs/:id event pages', async (t) => {
   t.test('no cursor: the newest page of the default 100', async (t) => {
     const r = await b.req('GET', '/runs/p');
     t.same(seqs(r), range(20, 120));
-    t.match(r.body['eventPage'], {
+    t.same(r.body['eventPage'], {
       offset: 20,
       limit: 100,
       returned: 100,
@@ -120,11 +120,20 @@ t.test('GET /runs/:id event pages', async (t) => {
     t.same(pageHeaders(r.headers), { offset: '0', limit: '50', returned: '50', total: '120', next: '50' });
     const r2 = await b.req('GET', '/runs/p?eventCursor=50&eventLimit=50');
     t.same(seqs(r2), range(50, 100));
-    t.match(r2.body['eventPage'], { previousCursor: '0', nextCursor: '100' });
+    t.equal(r2.body['eventPage'].previousCursor, '0');
+    t.equal(r2.body['eventPage'].nextCursor, '100');
     const r3 = await b.req('GET', '/runs/p?eventCursor=100&eventLimit=50');
     t.same(seqs(r3), range(100, 120));
-    t.match(r3.body['eventPage'], { returned: 20, previousCursor: '50', nextCursor: null });
+    t.match(r3.body['eventPage'], { returned: 20, nextCursor: null });
+    t.equal(r3.body['eventPage'].previousCursor, '50');
     t.equal(r3.headers.get('x-harness-next-cursor'), null);
+  });
+
+  t.test('a cursor less than a page from the start: the previous page starts at 0', async (t) => {
+    const r = await b.req('GET', '/runs/p?eventCursor=30&eventLimit=50');
+    t.same(seqs(r), range(30, 80));
+    t.equal(r.body['eventPage'].previousCursor, '0', 'max(0, offset - limit), never negative');
+    t.equal(r.body['eventPage'].nextCursor, '80');
   });
 
   t.test('a cursor at or past the end returns an empty page', async (t) => {
@@ -132,6 +141,8 @@ t.test('GET /runs/:id event pages', async (t) => {
       const r = await b.req('GET', `/runs/p?eventCursor=${c}`);
       t.equal(r.status, 200);
       t.same(r.body['events'], []);
+      t.equal(r.body['eventPage'].offset, 120, 'the offset is clamped to the end');
+      t.equal(r.body['eventPage'].previousCursor, '20', 'so the previous page is the newest one');
       t.equal(r.body['eventPage'].nextCursor, null);
       t.equal(r.headers.get('x-harness-page-returned'), '0');
     }
@@ -190,4 +201,27 @@ t.test('a page that would pass 1 MiB is cut and marked byteLimited', async (t) =
   t.equal(body.events.length, page.returned);
   t.equal(page.nextCursor, String(page.returned), 'the next page starts where this one was cut');
   t.equal(res.headers.get('x-harness-next-cursor'), String(page.returned));
+});
+
+t.test('creation order and its offsets survive a restart', async (t) => {
+  const first = await startTestBridge();
+  // Created one after another within milliseconds, in the reverse of their IDs' order; then a
+  // burst of creates that overlap.
+  const sequential = ['z-run', 'y-run', 'x-run', 'w-run', 'v-run'];
+  for (const id of sequential) t.equal((await first.req('POST', '/runs', { id })).status, 201);
+  const burst = Array.from({ length: 12 }, (_, i) => `burst-${String(i).padStart(2, '0')}`);
+  await Promise.all(burst.map((id) => first.req('POST', `/runs/${id}/events`, ev())));
+  const listed = async (b: typeof first) => (await b.req('GET', '/runs?limit=50')).body['runs'];
+  const before = await listed(first);
+  t.same(
+    before.slice(0, sequential.length).map((s: any) => s.id),
+    sequential,
+    'creation order, not ID order',
+  );
+  const times = before.map((s: any) => s.createdAt);
+  t.same(times, [...new Set(times)].sort(), 'no two runs share a creation time, and it orders them');
+  await first.close();
+  const second = await startTestBridge(first.t);
+  t.teardown(() => cleanup(second));
+  t.same(await listed(second), before, 'the same runs at the same offsets after a restart');
 });

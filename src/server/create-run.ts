@@ -15,7 +15,7 @@ export function newConfig(
   return {
     schema: 'harness.run-config.v1',
     runId,
-    createdAt: new Date().toISOString(),
+    createdAt: ctx.store.nextCreatedAt(),
     ...setup,
     trustPin: ctx.env.trustPin,
     humanTokenDigest: secretDigest(ctx.env.integrityKey, ctx.env.humanToken),

@@ -46,6 +46,10 @@ interface IndexEntry {
   createdAt: string;
 }
 
+/** Creation order: by `createdAt`, then by ID for runs indexed with the same time (quarantined ones). */
+const creationOrder = (a: IndexEntry, b: IndexEntry): number =>
+  a.createdAt.localeCompare(b.createdAt) || a.runId.localeCompare(b.runId);
+
 /**
  * The run store: an index of runs in creation order, a bounded cache of open, verified runs, and
  * the quarantine list. Callers serialize operations per run (src/server/run-queue.ts) and hold a
@@ -55,6 +59,8 @@ interface IndexEntry {
 export class RunStore implements RunStorage {
   private readonly index = new Map<string, IndexEntry>();
   private readonly order: string[] = [];
+  /** The newest run's creation time, in ms: no two runs share one (see `nextCreatedAt`). */
+  private lastCreatedMs = 0;
   private readonly cache = new Map<string, OpenRun>();
   private readonly quarantined = new Map<string, QuarantineInfo>();
   private readonly background = new Set<Promise<void>>();
@@ -105,14 +111,26 @@ export class RunStore implements RunStorage {
         this.quarantine(runId, `run-config.json: ${(err as Error).message}`);
       }
     }
-    entries.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.runId.localeCompare(b.runId));
+    entries.sort(creationOrder);
     for (const e of entries) this.addToIndex(e);
+    this.lastCreatedMs = Math.max(0, ...entries.map((e) => Date.parse(e.createdAt) || 0));
     for (const d of disputed) if (this.has(d.runId)) this.quarantine(d.runId, d.reason);
   }
 
+  /**
+   * Keeps `order` sorted by creation time, as the index is rebuilt at startup. Creates that
+   * overlap can finish out of order, so a run may land just before the newest ones.
+   */
   private addToIndex(e: IndexEntry): void {
     this.index.set(e.runId, e);
-    this.order.push(e.runId);
+    let at = this.order.length;
+    while (at > 0 && creationOrder(e, this.index.get(this.order[at - 1]!)!) < 0) at--;
+    this.order.splice(at, 0, e.runId);
+  }
+
+  nextCreatedAt(): string {
+    this.lastCreatedMs = Math.max(Date.now(), this.lastCreatedMs + 1);
+    return new Date(this.lastCreatedMs).toISOString();
   }
 
   get size(): number {

@@ -33,6 +33,11 @@ export interface RunStorage {
   page(offset: number, limit: number): string[];
   load(runId: string): Promise<LoadResult>;
   release(run: OpenRun): void;
+  /**
+   * The creation time for a new run's config: now, but later than every run created before it,
+   * so creation order is the order of `createdAt` and survives a restart.
+   */
+  nextCreatedAt(): string;
   create(config: RunConfig): Promise<OpenRun>;
   /** Removes a run created for a first event that was then refused (nothing appended). */
   discardUnused(run: OpenRun): Promise<void>;
