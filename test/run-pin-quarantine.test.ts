@@ -1,9 +1,5 @@
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { execa } from 'execa';
 import t from 'tap';
-import { trustStoreDigest } from '../src/server/trust-pin.js';
-import { cleanup, ev, makeTestEnv, startTestBridge, type TestEnv } from './helpers/bridge.js';
+import { cleanup, ev, makeTestEnv, makeTrustRepo, startTestBridge, type TestEnv } from './helpers/bridge.js';
 import { expectRejected } from './helpers/expect.js';
 
 /**
@@ -13,25 +9,6 @@ import { expectRejected } from './helpers/expect.js';
  * answer it as quarantined with the reason, writes to it are 409 run_quarantined and store
  * nothing, and new runs on the new bridge work.
  */
-
-/** Edits the committed trust store of `repo` and commits it; returns the new (valid) pin. */
-async function recommitTrustStore(repo: string): Promise<string> {
-  const text = `${JSON.stringify(
-    { schema: 'harness.review-trust.v1', description: 'rotated after the run was created', keys: [] },
-    null,
-    2,
-  )}\n`;
-  await writeFile(join(repo, 'controls', 'review-trust.v1.json'), text);
-  const git = (...args: string[]) =>
-    execa(
-      'git',
-      ['-c', 'user.name=t', '-c', 'user.email=t@localhost', '-c', 'commit.gpgsign=false', ...args],
-      { cwd: repo },
-    );
-  await git('add', 'controls/review-trust.v1.json');
-  await git('commit', '-q', '-m', 'rotate trust store');
-  return trustStoreDigest(text);
-}
 
 t.test('a run sealed under another trust pin is quarantined after restart; new runs work', async (t) => {
   const te = await makeTestEnv();
@@ -44,7 +21,11 @@ t.test('a run sealed under another trust pin is quarantined after restart; new r
   await first.close();
 
   // The trust store changes and is committed: the bridge restarts with the new, valid pin.
-  const newPin = await recommitTrustStore(te.repo);
+  const newPin = await makeTrustRepo(te.repo, {
+    schema: 'harness.review-trust.v1',
+    description: 'rotated after the run was created',
+    keys: [],
+  });
   t.not(newPin, oldPin, 'the committed trust store change moves the pin');
   const te2: TestEnv = { ...te, env: { ...te.env, HARNESS_REVIEW_TRUST_SHA256: newPin } };
   const b = await startTestBridge(te2);
