@@ -25,6 +25,9 @@ import {
 } from './helpers/bridge.js';
 import { allEvents, records } from './helpers/expect.js';
 
+/** The whole body of a 500: the cause (an EBADF on a data-directory path here) is logged only. */
+const INTERNAL = { ok: false, error: 'internal_error', message: 'internal error', problems: [] };
+
 /**
  * CONTRACT 7 with the bridge-wide commit log: a 2xx means the record is in an fdatasync'd
  * commit.log; a journal that lost acknowledged records (page cache gone in a crash) gets them back
@@ -205,7 +208,9 @@ t.test(
     t.teardown(() => real.close());
     b.ctx.store.release(loaded.run);
     const before = await b.journal('j');
-    t.equal((await b.req('POST', '/runs/j/events', ev({ id: 'e1' }))).status, 500, 'not acknowledged');
+    const failed = await b.req('POST', '/runs/j/events', ev({ id: 'e1' }));
+    t.equal(failed.status, 500, 'not acknowledged');
+    t.same(failed.body, INTERNAL, 'the answer names no cause, path or stack');
     t.equal((await b.req('POST', '/runs/j/events', ev({ id: 'e2' }))).status, 500, 'nor anything after');
     t.ok((await b.journal('j')).equals(before), 'journal bytes unchanged');
 
@@ -244,7 +249,9 @@ t.test('a failed commit-log write fails its batch and stops further appends', as
   log.handle = readOnly;
   t.teardown(() => real.close());
   t.same((await b.req('GET', '/health')).body['storage'], { ok: true });
-  t.equal((await b.req('POST', '/runs/r/events', ev({ id: 'e1' }))).status, 500);
+  const failed = await b.req('POST', '/runs/r/events', ev({ id: 'e1' }));
+  t.equal(failed.status, 500);
+  t.same(failed.body, INTERNAL, 'the answer names no cause, path or stack');
   t.equal((await b.req('POST', '/runs/r/events', ev({ id: 'e2' }))).status, 500);
   t.equal((await b.req('GET', '/runs/r')).status, 500, 'reads too, until a restart replays the log');
   const health = await b.req('GET', '/health');

@@ -1,4 +1,5 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { copyFile, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import t, { type Test as Tap } from 'tap';
 import { runPaths } from '../src/storage/paths.js';
 import {
@@ -219,4 +220,135 @@ t.test('a config sealed under another integrity key is not trusted', async (t) =
     409,
     'run_quarantined',
   );
+});
+
+/**
+ * A second data directory under the same integrity key (and tokens and pin) holding a run with the
+ * victim's ID and as many events, but other events: its files are genuine for that run ID and
+ * key, only not this journal's.
+ */
+async function twin(te: TestEnv): Promise<TestEnv> {
+  const dataDir = join(te.dir, 'data-twin');
+  const other: TestEnv = { ...te, dataDir, env: { ...te.env, HARNESS_DATA_DIR: dataDir } };
+  const b = await startTestBridge(other);
+  t.equal((await b.req('POST', '/runs', { id: 'victim', title: 'seeded' })).status, 201);
+  for (let i = 0; i < 3; i++) {
+    t.equal(
+      (await b.req('POST', '/runs/victim/events', ev({ id: `twin-${i}`, message: 'twin' }))).status,
+      201,
+    );
+  }
+  await b.close();
+  return other;
+}
+
+/** The journal's lines, each with its newline. */
+async function journalLines(path: string): Promise<string[]> {
+  return (await readFile(path, 'utf8')).split(/(?<=\n)/);
+}
+
+t.test('a journal copied from another run is caught by its MACs alone (no snapshot)', async (t) => {
+  // Both runs have three records under the same key; with run.json gone only the run ID each
+  // record's MAC covers tells the bystander's journal from the victim's.
+  const { te } = await seed();
+  const victim = runPaths(te.dataDir, 'victim');
+  await copyFile(runPaths(te.dataDir, 'bystander').journal, victim.journal);
+  await rm(victim.snapshot);
+  const b = await startTestBridge(te);
+  t.teardown(() => cleanup(b));
+  await expectQuarantined(t, b, 'events.jsonl');
+});
+
+t.test('a record of the same run ID from another journal is caught by the MAC chain', async (t) => {
+  // Record 1 of a twin journal (same key, same run ID, same position) carries a valid MAC over
+  // its own fields; only its prev, the MAC of a record this journal never had, gives it away.
+  const { te } = await seed();
+  const other = await twin(te);
+  const victim = runPaths(te.dataDir, 'victim');
+  const lines = await journalLines(victim.journal);
+  const spliced = (await journalLines(runPaths(other.dataDir, 'victim').journal))[1]!;
+  t.equal(JSON.parse(spliced).seq, 1);
+  t.not(spliced, lines[1], 'a different record');
+  lines[1] = spliced;
+  await writeFile(victim.journal, lines.join(''));
+  await rm(victim.snapshot);
+  const b = await startTestBridge(te);
+  t.teardown(() => cleanup(b));
+  await expectQuarantined(t, b, 'events.jsonl');
+});
+
+t.test('a record moved to another position under a running bridge is caught by a page read', async (t) => {
+  // Record 2 written over record 1 (same run, same length, so every offset still holds): a
+  // one-record page at cursor 1 has no record before it to chain to, so only the position the
+  // record states (and its MAC covers) tells it is not record 1.
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  for (const run of ['victim', 'bystander']) {
+    for (let i = 0; i < 3; i++) {
+      t.equal(
+        (await b.req('POST', `/runs/${run}/events`, ev({ id: `${run}-${i}`, message: 'msg' }))).status,
+        201,
+      );
+    }
+  }
+  const path = runPaths(b.t.dataDir, 'victim').journal;
+  const lines = await journalLines(path);
+  t.equal(lines.length, 3);
+  t.equal(Buffer.byteLength(lines[1]!), Buffer.byteLength(lines[2]!), 'records 1 and 2 are the same length');
+  const before = (await readFile(path)).length;
+  lines[1] = lines[2]!;
+  await writeFile(path, lines.join(''));
+  t.equal((await readFile(path)).length, before);
+  const got = await b.req('GET', '/runs/victim?eventCursor=1&eventLimit=1');
+  t.equal(got.status, 200, JSON.stringify(got.body).slice(0, 300));
+  t.equal(got.body['run'].status, 'quarantined');
+  t.same(got.body['events'], [], 'record 2 is never served as record 1');
+  await expectQuarantined(t, b, 'events.jsonl');
+});
+
+t.test('a tampered complete last record is not cut off as a torn write', async (t) => {
+  // The last record keeps its newline, so it is a complete line that fails authentication:
+  // tampering, not a crash. With run.json gone, cutting it as torn would go unnoticed.
+  const { te } = await seed();
+  const victim = runPaths(te.dataDir, 'victim');
+  const buf = await readFile(victim.journal);
+  const last = buf.lastIndexOf('"message":"msg');
+  t.ok(last > buf.lastIndexOf(0x0a, buf.length - 2), 'the flipped byte is in the last record');
+  buf[last + '"message":"ms'.length]! ^= 0x01;
+  t.equal(buf.at(-1), 0x0a);
+  await writeFile(victim.journal, buf);
+  await rm(victim.snapshot);
+  const b = await startTestBridge(te);
+  t.teardown(() => cleanup(b));
+  await expectQuarantined(t, b, 'events.jsonl');
+  t.ok((await readFile(victim.journal)).equals(buf), 'events.jsonl is left byte for byte as found');
+});
+
+t.test('a snapshot of the same run ID bound to another journal is not trusted', async (t) => {
+  // The twin's run.json is genuine for this key and run ID and has the same event count; only the
+  // head MAC it is bound to differs from this journal's.
+  const { te } = await seed();
+  const other = await twin(te);
+  await copyFile(runPaths(other.dataDir, 'victim').snapshot, runPaths(te.dataDir, 'victim').snapshot);
+  const b = await startTestBridge(te);
+  t.teardown(() => cleanup(b));
+  await expectQuarantined(t, b, 'run.json is not bound to this journal');
+});
+
+t.test("another run's empty snapshot is not trusted", async (t) => {
+  // A snapshot of zero records is bound to no journal prefix: only its run ID ties it to its run.
+  const { te } = await seed();
+  let b = await startTestBridge(te);
+  t.equal((await b.req('POST', '/runs', { id: 'spare', title: 'seeded' })).status, 201);
+  await b.close();
+  // Opening a run without run.json writes one (here of zero records); the close flushes it.
+  b = await startTestBridge(te);
+  t.equal((await b.req('GET', '/runs/spare')).body['run'].status, 'running');
+  await b.close();
+  const spare = runPaths(te.dataDir, 'spare').snapshot;
+  t.match(JSON.parse(await readFile(spare, 'utf8')), { runId: 'spare', count: 0 });
+  await copyFile(spare, runPaths(te.dataDir, 'victim').snapshot);
+  b = await startTestBridge(te);
+  t.teardown(() => cleanup(b));
+  await expectQuarantined(t, b, 'run.json belongs to another run');
 });
