@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import t from 'tap';
 import { EVENT_TYPES, NODE_IDS, RUN_ID_PATTERN } from '../src/contract/index.js';
-import { isLoopbackHost } from '../src/server/env.js';
+import { isLoopbackHost } from '../src/contract/loopback.js';
 import { cleanup, ev, startTestBridge } from './helpers/bridge.js';
 import { raw } from './helpers/expect.js';
 

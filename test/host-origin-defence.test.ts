@@ -27,6 +27,8 @@ t.test('Host and Origin checks', async (t) => {
     'evil.example',
     `127.0.0.1.evil.example:${port}`,
     `127.0.0.1:${Number(port) + 1}`,
+    `127.0.0.256:${port}`,
+    `127.1:${port}`,
     '127.0.0.1',
     `0.0.0.0:${port}`,
     `192.168.1.10:${port}`,

@@ -127,6 +127,8 @@ t.test('loopback host only', async (t) => {
     '::',
     '127.0.0.1.nip.io',
     '256.0.0.1',
+    '127.0.0.300',
+    '127.256.0.1',
   ]) {
     await refuses(t, { HARNESS_BRIDGE_HOST: host }, ['HARNESS_BRIDGE_HOST']);
   }

@@ -3,7 +3,8 @@ import { Command } from 'commander';
 import t from 'tap';
 import { UsageError } from '../src/cli/env.js';
 import { registerUi } from '../src/cli/ui.js';
-import { isLoopbackHost, loadUiConfig } from '../src/ui/config.js';
+import { isLoopbackHost } from '../src/contract/loopback.js';
+import { loadUiConfig } from '../src/ui/config.js';
 import { UI_ERROR_CODES } from '../src/ui/errors.js';
 
 const GOOD = { HARNESS_BRIDGE_ACCESS_TOKEN: 'ui-config-access-token-0123456789abcdef' };
@@ -45,7 +46,19 @@ t.test('each refusal names its variable', async (t) => {
 t.test('loopback means 127.0.0.0/8, ::1 and localhost only', async (t) => {
   for (const h of ['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost', 'LOCALHOST'])
     t.ok(isLoopbackHost(h), h);
-  for (const h of ['0.0.0.0', '::', '128.0.0.1', 'localhost.evil.example', '::ffff:127.0.0.1x', '']) {
+  for (const h of [
+    '0.0.0.0',
+    '::',
+    '128.0.0.1',
+    'localhost.evil.example',
+    '::ffff:127.0.0.1x',
+    '',
+    '127.0.0.256',
+    '127.300.0.1',
+    '127.1',
+    '0127.0.0.1',
+    '127.000.0.1',
+  ]) {
     t.notOk(isLoopbackHost(h), h);
   }
 });

@@ -1,6 +1,7 @@
 import { availableParallelism, homedir } from 'node:os';
 import { delimiter, isAbsolute, resolve } from 'node:path';
 import { CREDENTIAL_MIN_BYTES, MAX_EVENTS_PER_RUN } from '../contract/index.js';
+import { isLoopbackHost } from '../contract/loopback.js';
 import { StartupError } from '../storage/lease.js';
 
 /** Everything the bridge reads from its environment, checked once at startup (CONTRACT 2 and 7). */
@@ -24,12 +25,6 @@ const CREDENTIALS = [
   'HARNESS_BRIDGE_ACCESS_TOKEN',
   'HARNESS_HUMAN_APPROVAL_TOKEN',
 ] as const;
-
-export function isLoopbackHost(host: string): boolean {
-  if (host === 'localhost' || host === '::1' || host === '[::1]') return true;
-  const m = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
-  return m?.slice(1).every((o) => Number(o) <= 255) ?? false;
-}
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];

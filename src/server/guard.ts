@@ -1,7 +1,7 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { BridgeError, CreateRunSchema, RunEventSchema } from '../contract/index.js';
-import { isLoopbackHost } from './env.js';
+import { isLoopbackHost } from '../contract/loopback.js';
 
 const sha256 = (s: string): Buffer => hash('sha256', s, 'buffer');
 

@@ -1,6 +1,6 @@
-import { isIP } from 'node:net';
 import { bridgeUrl, refuseCredentials, requireEnv, UsageError } from '../cli/env.js';
 import { PROXY_TIMEOUT_MS } from '../contract/limits.js';
+import { isLoopbackHost } from '../contract/loopback.js';
 
 export const UI_DEFAULT_HOST = '127.0.0.1';
 export const UI_DEFAULT_PORT = 8788;
@@ -14,15 +14,6 @@ export interface UiConfig {
   bridgeUrl: URL;
   accessToken: string;
   timeoutMs: number;
-}
-
-/** 127.0.0.0/8, ::1 and localhost. Anything else would expose the proxy (and its token) off the machine. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  if (h.toLowerCase() === 'localhost') return true;
-  if (isIP(h) === 4) return h.split('.')[0] === '127';
-  if (isIP(h) === 6) return h === '::1' || h === '0:0:0:0:0:0:0:1';
-  return false;
 }
 
 export function readIntegerVar(

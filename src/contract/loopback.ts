@@ -1,0 +1,14 @@
+import { isIP } from 'node:net';
+
+/**
+ * CONTRACT 2: 127.0.0.0/8, ::1 and localhost (any case, IPv6 with or without brackets). Anything
+ * else would expose the bridge, or the UI proxy and its token, off the machine. IPv4 addresses
+ * must be in plain dotted-quad form: `127.0.0.300`, `127.1` and `0127.0.0.1` are refused.
+ */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  if (h.toLowerCase() === 'localhost') return true;
+  if (isIP(h) === 4) return h.split('.')[0] === '127';
+  if (isIP(h) === 6) return h === '::1' || h === '0:0:0:0:0:0:0:1';
+  return false;
+}
