@@ -251,12 +251,15 @@ function bridgeChild(env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, [CLI, 'bridge'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
+/** How the child exits; one still running after 30 s (it should have refused) is killed, code null. */
 async function exitOf(child: ChildProcess): Promise<{ code: number | null; stderr: string }> {
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => {
     stderr += c.toString();
   });
+  const deadline = setTimeout(() => child.kill('SIGKILL'), 30_000);
   const [code] = await once(child, 'exit');
+  clearTimeout(deadline);
   return { code: code as number | null, stderr };
 }
 
