@@ -352,3 +352,13 @@ t.test("another run's empty snapshot is not trusted", async (t) => {
   t.teardown(() => cleanup(b));
   await expectQuarantined(t, b, 'run.json belongs to another run');
 });
+
+t.test("another run's config swapped in after startup is caught when the run is opened", async (t) => {
+  // Startup indexes each directory by the run ID its config names; runs are opened lazily, so a
+  // config swapped in after that is checked only by the open itself.
+  const { te } = await seed();
+  const b = await startTestBridge(te);
+  t.teardown(() => cleanup(b));
+  await copyFile(runPaths(te.dataDir, 'bystander').config, runPaths(te.dataDir, 'victim').config);
+  await expectQuarantined(t, b, 'run-config.json belongs to another run');
+});
