@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { cleanup, ev, startTestBridge } from './helpers/bridge.js';
@@ -48,7 +48,18 @@ t.test('byte drift in a required artifact quarantines the completed run', async 
   t.ok(before.equals(await b.journal('r2')), 'journal unchanged');
 });
 
-t.test('a deleted artifact or a credential written into one quarantines the run', async (t) => {
+t.test('a claimed artifact deleted after completion quarantines the run', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  await driveToReady(b, 'r5');
+  t.equal((await complete(b, 'r5')).status, 201);
+  await rm(join(b.t.artifactRoot, 'run/intake.json'));
+  const got = await b.req('GET', '/runs/r5');
+  t.equal(got.body.run.status, 'quarantined');
+  t.match(got.body.run.quarantine.reasons, [/^artifact run\/intake\.json: run\/intake\.json does not exist/]);
+});
+
+t.test('a credential written into an artifact quarantines the run', async (t) => {
   const b = await startTestBridge();
   t.teardown(() => cleanup(b));
   await driveToReady(b, 'r3');
