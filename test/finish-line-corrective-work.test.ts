@@ -16,8 +16,15 @@ const mutations: [string, (d: any, f: any) => void, string][] = [
   ['untyped category', (d) => (d.rootCause.category = 'vibes'), 'does not validate as harness.rca.v1'],
   ['other run', (d) => (d.runId = 'other'), 'rca.runId other'],
   ['phase of other run', (d) => (d.postFix.runId = 'other'), 'postFix.runId other'],
+  ['pre-fix phase of other run', (d) => (d.preFix.runId = 'other'), 'preFix.runId other is not this run'],
   ['pre-fix command differs', (d) => (d.preFix.command = 'npm test'), 'one bound regression command'],
+  ['post-fix command differs', (d) => (d.postFix.command = 'npm test'), 'one bound regression command'],
   ['post-fix environment differs', (d) => (d.postFix.environmentId = 'mac'), 'bound environment'],
+  [
+    'pre-fix environment differs',
+    (d) => (d.preFix.environmentId = 'mac'),
+    'bound environment ci-linux-node20',
+  ],
   ['pre-fix passed', (d) => (d.preFix.exitCode = 0), 'code fix without regression proof'],
   ['post-fix failed', (d) => (d.postFix.exitCode = 2), 'post-fix phase exited 2'],
   ['same commit twice', (d) => (d.preFix.commit = d.postFix.commit), 'must be distinct'],
@@ -90,4 +97,22 @@ t.test('corrective-work: a missing packet fails', async (t) => {
   const f = await buildFixture(t, plain);
   await unlink(join(f.root, 'run/packet.json'));
   await expectRule(t, f, 'corrective-work', 'run/packet.json is missing');
+});
+
+t.test('corrective-work: a post-fix commit that does not exist fails', async (t) => {
+  const f = await buildFixture(t, plain);
+  const ghost = 'e'.repeat(40);
+  await f.mutate('rca/rca.json', (d) => (d.postFix.commit = ghost));
+  await f.repack((p) => (p.subject.commit = ghost));
+  await expectRule(t, f, 'corrective-work', `post-fix commit ${ghost} does not exist in the repository`);
+});
+
+t.test('corrective-work: a feature route with requiresRca needs rca/rca.json', async (t) => {
+  const f = await buildFixture(t, plain);
+  await f.mutate('run/route.json', (d) => {
+    d.workType = 'feature';
+    d.requiresRca = true;
+  });
+  await unlink(join(f.root, 'rca/rca.json'));
+  await expectRule(t, f, 'corrective-work', 'the route is corrective but rca/rca.json is missing');
 });
