@@ -1,8 +1,13 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, sign } from 'node:crypto';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { reviewSigningBytes } from '../src/validators/evidence.js';
+import {
+  canonicalBytes,
+  evidenceBundle,
+  evidenceBundleDigest,
+  reviewSigningBytes,
+} from '../src/validators/evidence.js';
 import { signEd25519, verifyEd25519 } from '../src/validators/signature.js';
 import { trustPinOf } from '../src/validators/trust-store.js';
 import { buildFixture, expectRule, type Fixture } from './helpers/finish-line-fixture.js';
@@ -166,4 +171,130 @@ t.test('review-signature: the post-review handoff may change without re-signing'
   const f = await buildFixture(t);
   await f.write('handoff/final.md', 'updated after review');
   t.same(await f.rule('review-signature'), []);
+});
+
+/** Signs `review` in place with node:crypto directly over `bytes` (no harness signing tool). */
+function signRaw(f: Fixture, review: any, bytes: Buffer): void {
+  review.signature.value = sign(null, bytes, createPrivateKey(f.privateKeyPem)).toString('base64');
+}
+
+/** The review statement body the gate signs, without any domain prefix. */
+function statementBody(review: any): Buffer {
+  return canonicalBytes({
+    schema: 'harness.review-statement.v1',
+    runId: review.runId,
+    verdict: review.verdict,
+    evidenceBundleDigest: review.evidenceBundleDigest,
+    inventory: review.inventory,
+    roster: review.roster,
+  });
+}
+
+t.test(
+  'review-signature: the signature covers the roster (a roster edited after signing fails)',
+  async (t) => {
+    const f = await buildFixture(t);
+    t.same(await f.rule('review-signature'), [], 'the fixture review verifies before the edit');
+    await f.mutate('review/review.json', (d) => (d.roster.verifier.sessionId = 'verifier-session-forged'));
+    // The packet's roles follow the edited roster, so only the signature can notice the change.
+    await f.repack();
+    t.equal((await f.read('run/packet.json')).roles.verifier.sessionId, 'verifier-session-forged');
+    await expectRule(
+      t,
+      f,
+      'review-signature',
+      'the review signature does not verify with key reviewer-key-1',
+    );
+  },
+);
+
+t.test(
+  'review-signature: the signed bytes carry the harness.review.v2.signature domain prefix',
+  async (t) => {
+    const f = await buildFixture(t);
+    // Fixed vector: node:crypto over the literal prefix and the canonical statement verifies.
+    await f.mutate('review/review.json', (d) =>
+      signRaw(f, d, Buffer.concat([Buffer.from('harness.review.v2.signature\n', 'utf8'), statementBody(d)])),
+    );
+    await f.repack();
+    t.same(await f.rule('review-signature'), [], 'a signature over the prefixed statement verifies');
+
+    // The same statement signed without the prefix, or under another record's prefix, does not.
+    for (const prefix of ['', 'harness.review.v1.signature\n', 'harness.inventory.v1\n']) {
+      await f.mutate('review/review.json', (d) =>
+        signRaw(f, d, Buffer.concat([Buffer.from(prefix, 'utf8'), statementBody(d)])),
+      );
+      await f.repack();
+      await expectRule(
+        t,
+        f,
+        'review-signature',
+        'the review signature does not verify with key reviewer-key-1',
+      );
+    }
+  },
+);
+
+/** Rewrites the signed inventory, then recomputes the bundle digest and re-signs it validly. */
+async function resignInventory(f: Fixture, edit: (inventory: any[]) => any[]): Promise<void> {
+  await f.mutate('review/review.json', (d) => {
+    d.inventory = edit(d.inventory);
+    d.evidenceBundleDigest = evidenceBundleDigest(
+      evidenceBundle(f.runId, d.inventory, f.facts.config.artifactByNode),
+    );
+    signRaw(f, d, reviewSigningBytes(d));
+  });
+  await f.repack();
+}
+
+t.test('review-signature: a signed inventory out of path order is refused', async (t) => {
+  const f = await buildFixture(t);
+  await resignInventory(f, (inv) => {
+    t.ok(inv.length >= 2, 'the fixture inventory has at least two entries');
+    return [inv[1], inv[0], ...inv.slice(2)];
+  });
+  await expectRule(t, f, 'review-signature', 'the signed inventory is not sorted by path without duplicates');
+});
+
+t.test('review-signature: a signed inventory listing a path twice is refused', async (t) => {
+  const f = await buildFixture(t);
+  await resignInventory(f, (inv) => [inv[0], ...inv]);
+  await expectRule(t, f, 'review-signature', 'the signed inventory is not sorted by path without duplicates');
+});
+
+t.test('review-signature: a trust store listing the same key id twice is refused', async (t) => {
+  const f = await buildFixture(t);
+  const other = generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  await commitStore(f, (s) => s.keys.push({ ...s.keys[0], publicKeyPem: other }));
+  await expectRule(
+    t,
+    f,
+    'review-signature',
+    'trust store controls/review-trust.v1.json lists key reviewer-key-1 twice',
+    false,
+  );
+});
+
+t.test('review-signature: a trust store key whose PEM is not Ed25519 is refused', async (t) => {
+  const f = await buildFixture(t);
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 })
+    .publicKey.export({ type: 'spki', format: 'pem' })
+    .toString();
+  // A second, unused key: the reviewer's own key stays valid, so only the PEM check can refuse.
+  await commitStore(f, (s) =>
+    s.keys.push({
+      keyId: 'rsa-key-1',
+      algorithm: 'ed25519',
+      status: 'active',
+      publicKeyPem: rsa,
+      allowedActorIds: ['reviewer-actor'],
+    }),
+  );
+  await expectRule(
+    t,
+    f,
+    'review-signature',
+    'trust store controls/review-trust.v1.json key rsa-key-1 is not an Ed25519 public key',
+    false,
+  );
 });
