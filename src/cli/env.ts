@@ -1,3 +1,5 @@
+import { isLoopbackHost } from '../contract/loopback.js';
+
 /** Environment reading shared by the client commands (emit, approve, explain, ui, mcp). */
 export const DEFAULT_BRIDGE_URL = 'http://127.0.0.1:8787';
 
@@ -20,7 +22,9 @@ export function bridgeUrl(env: NodeJS.ProcessEnv = process.env): URL {
   } catch {
     throw new UsageError('HARNESS_BRIDGE_URL is not a URL');
   }
-  if (url.protocol !== 'http:') throw new UsageError('HARNESS_BRIDGE_URL must be an http:// loopback URL');
+  // Every client sends a credential to this URL: a remote one would send it off the machine.
+  if (url.protocol !== 'http:' || !isLoopbackHost(url.hostname))
+    throw new UsageError('HARNESS_BRIDGE_URL must be an http:// loopback URL');
   return url;
 }
 

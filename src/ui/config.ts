@@ -43,9 +43,6 @@ export function loadUiConfig(env: NodeJS.ProcessEnv = process.env): UiConfig {
   const port = readIntegerVar(env, 'HARNESS_UI_PORT', { min: 0, max: 65535, default: UI_DEFAULT_PORT });
   const timeoutMs = readIntegerVar(env, 'HARNESS_BRIDGE_PROXY_TIMEOUT_MS', PROXY_TIMEOUT_MS);
   const url = bridgeUrl(env);
-  // The token travels to this URL: a remote bridge URL would send it off the machine.
-  if (!isLoopbackHost(url.hostname))
-    throw new UsageError('HARNESS_BRIDGE_URL must be a loopback http:// URL');
   const accessToken = requireEnv('HARNESS_BRIDGE_ACCESS_TOKEN', env);
   return { host, port, bridgeUrl: url, accessToken, timeoutMs };
 }
