@@ -63,6 +63,40 @@ t.test('production-readiness: v1 history is readable on an ordinary run', async 
   await expectRule(t, f, 'production-readiness', 'does not assess layer', false);
 });
 
+t.test('production-readiness: a v1 layer that failed is refused on an ordinary run', async (t) => {
+  const f = await buildFixture(t, plain);
+  const doc = v1();
+  doc.layers[0] = { layer: 'frontend', status: 'fail' };
+  await f.write(PATH, doc);
+  await expectRule(t, f, 'production-readiness', `${PATH} layer frontend failed`, false);
+});
+
+t.test('production-readiness: a not-applicable layer with a reason but status passed fails', async (t) => {
+  const f = await buildFixture(t, plain);
+  await f.mutate(PATH, (d) =>
+    Object.assign(d.layers[0], { applicability: 'not-applicable', status: 'passed', reason: 'no UI' }),
+  );
+  await expectRule(
+    t,
+    f,
+    'production-readiness',
+    'layer frontend is not-applicable but has status passed',
+    false,
+  );
+});
+
+t.test('production-readiness: a required layer with status not-applicable fails', async (t) => {
+  const f = await buildFixture(t, plain);
+  await f.mutate(PATH, (d) => (d.layers[0].status = 'not-applicable'));
+  await expectRule(
+    t,
+    f,
+    'production-readiness',
+    'layer frontend is required but has status not-applicable',
+    false,
+  );
+});
+
 t.test('production-readiness: commissioned runs need v2', async (t) => {
   const f = await buildFixture(t, { commissioned: true, corrective: false });
   await f.write(PATH, v1());

@@ -29,6 +29,11 @@ const mutations: [string, (p: any) => void, string][] = [
   ],
   ['a stale review hash', (p) => (p.review.sha256 = '0'.repeat(64)), 'binds an earlier review'],
   ['another review path', (p) => (p.review.path = 'review/other.json'), 'not review/review.json'],
+  [
+    'a stale route hash',
+    (p) => (p.route.artifact.sha256 = '0'.repeat(64)),
+    'binds an earlier route (run/route.json changed)',
+  ],
   ['another routeId', (p) => (p.route.routeId = 'route-9'), 'names another routeId'],
   ['another goalId', (p) => (p.route.goalId = 'goal-9'), 'names another goalId'],
   ['another run', (p) => (p.runId = 'other'), 'runId other is not this run'],
@@ -96,4 +101,48 @@ t.test('run-packet: semantic claims pass with a covering authoritative-assurance
     p.authoritativeAssurance = { ...ref, sha256: '0'.repeat(64) };
   });
   await expectRule(t, f, 'run-packet', 'changed after packing');
+});
+
+async function assuredFixture(t: any, assurance: Record<string, unknown>) {
+  const f = await buildFixture(t);
+  await f.write('assurance/authoritative.json', {
+    schema: 'harness.authoritative-assurance.v1',
+    runId: f.runId,
+    generatedAt: '2025-01-01T00:00:00Z',
+    authority: 'domain owner',
+    level: 'authoritative',
+    claimIds: ['c2'],
+    ...assurance,
+  });
+  await f.resign();
+  const sha256 = (await claimArtifact(f.root, 'assurance/authoritative.json')).sha256;
+  await f.repack((p) =>
+    Object.assign(p, {
+      assuranceLevel: 'authoritative',
+      authoritativeAssurance: { path: 'assurance/authoritative.json', sha256 },
+      claims: [{ id: 'c2', kind: 'authoritative', statement: 's' }],
+    }),
+  );
+  return f;
+}
+
+t.test('run-packet: an authoritative packet passes with a matching assurance artifact', async (t) => {
+  const f = await assuredFixture(t, {});
+  t.same(await f.rule('run-packet'), []);
+});
+
+t.test('run-packet: an assurance artifact bound to another run fails', async (t) => {
+  const f = await assuredFixture(t, { runId: 'other' });
+  await expectRule(t, f, 'run-packet', 'assurance/authoritative.json is not bound to this run', false);
+});
+
+t.test('run-packet: an assurance level below the packet level fails', async (t) => {
+  const f = await assuredFixture(t, { level: 'semantic' });
+  await expectRule(
+    t,
+    f,
+    'run-packet',
+    'authoritative assurance level semantic is below authoritative',
+    false,
+  );
 });

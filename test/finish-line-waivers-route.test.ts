@@ -45,6 +45,29 @@ for (const status of ['pending', 'denied'] as const) {
   });
 }
 
+for (const [field, value] of [
+  ['owner', 'cfo'],
+  ['scope', 'everything later'],
+] as const) {
+  t.test(`waivers: a granted approval with another ${field} does not back a waiver`, async (t) => {
+    const f = await waivedFixture(t);
+    f.facts.state.approvals.push({ ...approval('granted'), [field]: value });
+    await expectRule(
+      t,
+      f,
+      'waivers',
+      'waiver w-rate is not tied to a human-granted approval (production-readiness, cto, rate-limiting later)',
+    );
+  });
+}
+
+t.test('waivers: the same active waiverId listed twice fails', async (t) => {
+  const f = await waivedFixture(t);
+  f.facts.state.approvals.push(approval('granted'));
+  await f.repack((p) => p.waivers.push(waiver, { ...waiver }));
+  await expectRule(t, f, 'waivers', 'waiver w-rate is listed twice');
+});
+
 t.test('waivers: a waiver with no approval at all fails', async (t) => {
   const f = await waivedFixture(t);
   await expectRule(t, f, 'waivers', 'w-rate is not tied to a human-granted approval');
