@@ -100,6 +100,24 @@ t.test('path escapes and links are refused; nothing is written or stored', async
     t.equal(r.body['error'], 'artifact_write_refused', path);
     t.ok(r.body['problems'].length > 0, `${path}: problems say why`);
   }
+  // Without an event no configured node path applies: the path rules alone must refuse.
+  for (const path of [
+    '../outside/x.json',
+    `${outside}/x.json`,
+    'rca/./x.json',
+    'rca/../../outside/x.json',
+    'proof/x.json',
+  ]) {
+    const r = await mcp.call('harness.write_artifact', {
+      runId: 'run-w',
+      nodeId: 'implement',
+      path,
+      content: 'x',
+      emit: false,
+    });
+    t.equal(r.isError, true, `emit false: ${path}`);
+    t.equal(r.body['error'], 'artifact_write_refused', `emit false: ${path}`);
+  }
   t.same(await readdir(outside), ['final.md'], 'nothing was written through the link');
   t.equal(await readFile(join(outside, 'final.md'), 'utf8'), 'untouched');
   t.same(await bridge.journal('run-w'), before, 'the journal is byte-for-byte unchanged');
