@@ -33,7 +33,10 @@ const approvals = [
 ];
 
 /** A recording bridge: the run read answers with `approvals`, the event post with `postStatus`. */
-async function bridge(t: Test, opts: { runMode?: string; postStatus?: number } = {}) {
+async function bridge(
+  t: Test,
+  opts: { runMode?: string; postStatus?: number; approvals?: typeof approvals } = {},
+) {
   const posted: { body: Record<string, unknown>; headers: Record<string, unknown> }[] = [];
   const upstream = await startRecordingUpstream((req, res) => {
     let raw = '';
@@ -44,7 +47,12 @@ async function bridge(t: Test, opts: { runMode?: string; postStatus?: number } =
         res.end(
           JSON.stringify({
             ok: true,
-            run: { id: RUN, status: 'running', runMode: opts.runMode ?? 'live', approvals },
+            run: {
+              id: RUN,
+              status: 'running',
+              runMode: opts.runMode ?? 'live',
+              approvals: opts.approvals ?? approvals,
+            },
             events: [],
           }),
         );
@@ -198,4 +206,54 @@ t.test('an unreachable bridge exits 1', async (t) => {
   const down = io(env);
   t.equal(await approve(RUN, grant, down.io), 1);
   t.match(down.out.stderr, /cannot reach the bridge/);
+});
+
+t.test(
+  'a wrong --owner with the scope of a pending approval matches nothing: exit 1, nothing posted',
+  async (t) => {
+    const { upstream, posted, env } = await bridge(t);
+    const wrong = io(env);
+    t.equal(await approve(RUN, { ...grant, owner: 'lead' }, wrong.io), 1);
+    t.match(wrong.out.stderr, /no pending approval with this owner and scope/);
+    t.equal(posted.length, 0, 'no decision was posted');
+    t.same(
+      upstream.received.map((r) => r.method),
+      ['GET'],
+      'only the run read reached the bridge',
+    );
+  },
+);
+
+t.test('several pending approvals for one owner and scope need --node', async (t) => {
+  const twin = { ...(approvals[0] as (typeof approvals)[number]), nodeId: 'implement', requestedSeq: 6 };
+  const { upstream, posted, env } = await bridge(t, { approvals: [...approvals, twin] });
+  await t.rejects(
+    approve(RUN, grant, io(env).io),
+    { constructor: UsageError, message: /add --node \(redzone, implement\)/ },
+    'a usage error naming both nodes',
+  );
+  t.equal(posted.length, 0, 'nothing was posted');
+  t.same(
+    upstream.received.map((r) => r.method),
+    ['GET'],
+  );
+  t.equal(await approve(RUN, { ...grant, node: 'implement' }, io(env).io), 0);
+  t.equal(posted.length, 1);
+  t.equal(posted[0]?.body['nodeId'], 'implement', '--node picks the approval');
+});
+
+t.test('a redirect is never followed: exit 1 and the redirect target gets no request', async (t) => {
+  const target = await bridge(t);
+  const redirector = await startRecordingUpstream((req, res) => {
+    res.writeHead(302, { location: new URL(req.url ?? '/', target.upstream.url).href });
+    res.end();
+  });
+  t.teardown(() => redirector.close());
+  const env = { ...target.env, HARNESS_BRIDGE_URL: redirector.url.origin };
+  const redirected = io(env);
+  t.equal(await approve(RUN, grant, redirected.io), 1);
+  t.equal(redirector.received.length, 1, 'the redirecting bridge got the run read');
+  t.equal(target.upstream.received.length, 0, 'the redirect target never got a request (nor a token)');
+  t.equal(target.posted.length, 0);
+  t.notMatch(redirected.out.stdout + redirected.out.stderr, new RegExp(`${HUMAN}|${ACCESS}`));
 });

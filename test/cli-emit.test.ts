@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { cleanup, startTestBridge } from './helpers/bridge.js';
+import { type RecordingUpstream, startRecordingUpstream } from './helpers/recording-upstream.js';
 
 /**
  * SPEC Endpoints 9 and CONTRACT 8: `harness emit` reads the access token (and, for a grant or
@@ -113,4 +114,73 @@ t.test('harness emit', async (t) => {
     t.ok(r.stderr.startsWith('event_contract_violation'), r.stderr);
     t.ok((await b.journal('em')).equals(before), 'journal bytes unchanged');
   });
+});
+
+const runCli = (args: string[], env: Record<string, string>) =>
+  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { env }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+
+const ACCESS = 'emit-test-access-token-0123456789abcdef';
+const HUMAN = 'emit-test-human-token-0123456789abcdefgh';
+
+/** A recording bridge that accepts every event with 201 and a plausible body. */
+async function acceptingBridge(t: Test): Promise<RecordingUpstream> {
+  const upstream = await startRecordingUpstream((req, res) => {
+    let raw = '';
+    req.on('data', (c) => (raw += c));
+    req.on('end', () => {
+      res.writeHead(201, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(JSON.stringify({ ok: true, seq: 0, duplicate: false, event: JSON.parse(raw || '{}') }));
+    });
+  });
+  t.teardown(() => upstream.close());
+  return upstream;
+}
+
+const envFor = (url: URL) => ({
+  PATH: process.env['PATH'] ?? '',
+  HARNESS_BRIDGE_URL: url.origin,
+  HARNESS_BRIDGE_ACCESS_TOKEN: ACCESS,
+  HARNESS_HUMAN_APPROVAL_TOKEN: HUMAN,
+});
+
+t.test('emit sends the human token only with a grant or deny, even when it is in the env', async (t) => {
+  const upstream = await acceptingBridge(t);
+  const r = await runCli(['emit', 'hx', 'node.entered', 'intake', 'hello'], envFor(upstream.url));
+  t.equal(r.code, 0, r.stderr);
+  t.equal(upstream.received.length, 1);
+  t.equal(upstream.received[0]?.headers['x-harness-bridge-token'], ACCESS);
+  t.equal(
+    upstream.received[0]?.headers['x-harness-human-token'],
+    undefined,
+    'node.entered never carries the human token',
+  );
+  const g = await runCli(
+    ['emit', 'hx', 'approval.granted', 'redzone', 'ok', '--actor', 'human'],
+    envFor(upstream.url),
+  );
+  t.equal(g.code, 0, g.stderr);
+  t.equal(upstream.received[1]?.headers['x-harness-human-token'], HUMAN, 'a grant carries it');
+});
+
+t.test('emit never follows a redirect: exit 1 and the target gets no request', async (t) => {
+  const target = await acceptingBridge(t);
+  const redirector = await startRecordingUpstream((req, res) => {
+    res.writeHead(302, { location: new URL(req.url ?? '/', target.url).href });
+    res.end();
+  });
+  t.teardown(() => redirector.close());
+  for (const args of [
+    ['hr', 'node.entered', 'intake', 'hello'],
+    ['hr', 'approval.granted', 'redzone', 'ok', '--actor', 'human'],
+  ]) {
+    const r = await runCli(['emit', ...args], envFor(redirector.url));
+    t.equal(r.code, 1, `${args[1]}: ${r.stderr}`);
+    t.notMatch(r.stdout + r.stderr, new RegExp(`${HUMAN}|${ACCESS}`), 'no credential is printed');
+  }
+  t.equal(redirector.received.length, 2, 'the redirecting bridge got both posts');
+  t.equal(target.received.length, 0, 'the redirect target never got a request (nor a token)');
 });
