@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
-import { appendFile, cp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, copyFile, cp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { progressLine } from '../src/cli/progress.js';
 import { runPaths } from '../src/storage/paths.js';
-import { cleanup, ev, startTestBridge, type TestBridge } from './helpers/bridge.js';
+import { cleanup, ev, makeTestEnv, startTestBridge, type TestBridge } from './helpers/bridge.js';
 import { complete, driveToReady } from './helpers/complete-run.js';
 
 /**
@@ -158,6 +158,73 @@ t.test('a changed or deleted artifact is drift (exit 1)', async (t) => {
   t.match(r.stdout, /^TAMPERED r1: artifact handoff\/final\.md changed since it was claimed \(event \d+\)$/m);
   await writeFile(join(root, 'handoff/final.md'), 'artifact of handoff\n');
   t.equal((await verify(env, 'r1')).code, 0, 'restoring the bytes restores the verdict');
+});
+
+t.test('a deleted artifact is tampering (exit 1), not merely unverifiable', async (t) => {
+  const { root, env } = await dataDir();
+  const path = join(root, 'handoff/final.md');
+  const bytes = await readFile(path);
+  // The artifact root is shared by every copy: put the file back whatever the verdict.
+  t.teardown(() => writeFile(path, bytes));
+  await rm(path);
+  const r = await verify(env, 'r1');
+  t.equal(r.code, 1, r.stdout + r.stderr);
+  t.match(r.stdout, /^TAMPERED r1: artifact handoff\/final\.md does not exist$/m);
+  t.notMatch(r.stdout, /^UNVERIFIABLE r1/m);
+});
+
+t.test('a snapshot ahead of its journal is tampering (exit 1)', async (t) => {
+  const { dir, env } = await dataDir();
+  const journal = runPaths(dir, 'r1').journal;
+  const lines = (await readFile(journal, 'utf8')).split('\n').filter(Boolean);
+  t.equal(lines.length, 44);
+  // Whole records cut from the end: the chain that is left is authentic, only shorter.
+  await writeFile(journal, `${lines.slice(0, 40).join('\n')}\n`);
+  const r = await verify(env, 'r1');
+  t.equal(r.code, 1, r.stdout + r.stderr);
+  t.match(r.stdout, /^TAMPERED r1: run\.json is ahead of the journal \(journal records are missing\)/m);
+});
+
+t.test('an authentic snapshot of another journal prefix is not bound to this one (exit 1)', async (t) => {
+  const { dir, env } = await dataDir();
+  // A twin data directory: the same key and run ID, a different first (and only) record.
+  const te = await makeTestEnv();
+  te.env['HARNESS_BRIDGE_INTEGRITY_KEY'] = env['HARNESS_BRIDGE_INTEGRITY_KEY'] ?? '';
+  const twin = await startTestBridge(te);
+  t.teardown(() => cleanup(twin));
+  const created = await twin.req(
+    'POST',
+    '/runs/r2/events',
+    ev({ type: 'run.created', message: 'a twin run' }),
+  );
+  t.equal(created.status, 201);
+  await twin.close();
+  const twinSnap = runPaths(te.dataDir, 'r2').snapshot;
+  const ownSnap = runPaths(dir, 'r2').snapshot;
+  t.equal(
+    JSON.parse(await readFile(twinSnap, 'utf8')).count,
+    JSON.parse(await readFile(ownSnap, 'utf8')).count,
+  );
+  await copyFile(twinSnap, ownSnap);
+  const r = await verify(env, 'r2');
+  t.equal(r.code, 1, r.stdout + r.stderr);
+  t.match(r.stdout, /^TAMPERED r2: run\.json is not bound to this journal$/m);
+});
+
+t.test("a run's run-config.json in another run's directory is tampering (exit 1)", async (t) => {
+  const { dir, env } = await dataDir();
+  await copyFile(runPaths(dir, 'r1').config, runPaths(dir, 'r2').config);
+  const r = await verify(env, 'r2');
+  t.equal(r.code, 1, r.stdout + r.stderr);
+  t.match(r.stdout, /^TAMPERED r1: run-config\.json belongs to another run$/m);
+});
+
+t.test("a run's run.json in another run's directory is tampering (exit 1)", async (t) => {
+  const { dir, env } = await dataDir();
+  await copyFile(runPaths(dir, 'r1').snapshot, runPaths(dir, 'r2').snapshot);
+  const r = await verify(env, 'r2');
+  t.equal(r.code, 1, r.stdout + r.stderr);
+  t.match(r.stdout, /^TAMPERED r2: run\.json belongs to another run$/m);
 });
 
 t.test('without the key, or with a wrong one, nothing is verified', async (t) => {
