@@ -131,6 +131,25 @@ t.test('refusals carry a code: wrong node path, unknown or differing root, missi
   t.equal(wrongPath.body['error'], 'artifact_write_refused');
   const both = await call({ nodeId: 'prove', path: 'proof/proof.json', contentBase64: 'eA==' });
   t.equal(both.body['error'], 'invalid_tool_input');
+  const tooBig = await call({
+    nodeId: 'prove',
+    path: 'proof/proof.json',
+    content: undefined,
+    contentBase64: Buffer.alloc(8 * 1024 * 1024 + 1, 0x78).toString('base64'),
+  });
+  t.equal(tooBig.body['error'], 'invalid_tool_input', 'content over 8 MiB');
+  t.match(tooBig.body['message'], /larger than 8388608 bytes/);
+  await t.rejects(readFile(join(bridge.t.artifactRoot, 'proof/proof.json')), 'nothing was written');
+  // Exactly 8 MiB as base64 (about 11.2 MB of message) is answered, and written.
+  const atCap = await call({
+    nodeId: 'implement',
+    path: 'rca/at-cap.bin',
+    content: undefined,
+    contentBase64: Buffer.alloc(8 * 1024 * 1024, 0x79).toString('base64'),
+    emit: false,
+  });
+  t.equal(atCap.isError, false, JSON.stringify(atCap.body).slice(0, 200));
+  t.equal((await readFile(join(bridge.t.artifactRoot, 'rca/at-cap.bin'))).length, 8 * 1024 * 1024);
 
   const elsewhere = join(bridge.t.dir, 'elsewhere');
   await mkdir(elsewhere);

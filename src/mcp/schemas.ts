@@ -20,6 +20,12 @@ import {
 /** Artifacts written through the tool server are capped (MCP messages are held in memory). */
 export const ARTIFACT_WRITE_MAX_BYTES = 8 * 1024 * 1024;
 
+/**
+ * The largest message the stdio transport reads: an 8 MiB artifact as base64 (about 11.2 MB) with
+ * its envelope. The SDK's default, 10 MiB, closed the session on such a call instead of answering it.
+ */
+export const MCP_MESSAGE_MAX_BYTES = 16 * 1024 * 1024;
+
 const RunId = Type.String({
   pattern: RUN_ID_PATTERN_SOURCE,
   description: 'canonical run ID (^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$)',

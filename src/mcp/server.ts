@@ -8,6 +8,7 @@ import { BridgeUnreachable, McpSession, type ToolDefinition } from './context.js
 import { emitEvent, requestApproval, startRun } from './event-tools.js';
 import { finishLineCheck } from './finish-line-check.js';
 import { failure } from './result.js';
+import { MCP_MESSAGE_MAX_BYTES } from './schemas.js';
 import { writeArtifact } from './write-artifact.js';
 
 /** The five tools of SPEC "What the service does" 8, in workflow order. */
@@ -67,7 +68,11 @@ export function createMcpServer(session: McpSession): Server {
 export async function serveMcp(token: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const gate = createFinishLineGate({ concurrency: 1, deadlineMs: 120_000 });
   const server = createMcpServer(new McpSession(token, gate, env));
-  const transport = new StdioServerTransport();
+  const transport = new StdioServerTransport(process.stdin, process.stdout, {
+    maxBufferSize: MCP_MESSAGE_MAX_BYTES,
+  });
+  // A transport failure (a message over the limit closes the session) is said, not silent.
+  server.onerror = (err) => process.stderr.write(`harness mcp: ${err.message}\n`);
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
     process.stdin.once('end', () => resolve());
