@@ -98,3 +98,11 @@ t.test('a non-JSON upstream body is a 502, never relayed as HTML', async (t) => 
   assertEnvelope(t, res, 502, 'bridge_bad_response');
   t.notMatch(res.text, /script/);
 });
+
+t.test('an encoded upstream body is a 502, never relayed to be decoded by the browser', async (t) => {
+  const { ui } = await scenario(t, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+    res.end('{"ok":true}');
+  });
+  assertEnvelope(t, await ui.get('/api/bridge/runs'), 502, 'bridge_bad_response');
+});
