@@ -1,9 +1,9 @@
 import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import t from 'tap';
 import { changesSince, commitExists, isAncestor } from '../src/validators/git.js';
+import { gitIn } from './helpers/bridge.js';
 
 /**
  * The finish line's git queries answer "no" (or null: cannot tell) whenever git cannot confirm,
@@ -12,14 +12,7 @@ import { changesSince, commitExists, isAncestor } from '../src/validators/git.js
  */
 const repo = await realpath(await mkdtemp(join(tmpdir(), 'harness-git-')));
 t.teardown(() => rm(repo, { recursive: true, force: true }));
-const git = async (...args: string[]) =>
-  (
-    await execa(
-      'git',
-      ['-c', 'user.name=t', '-c', 'user.email=t@localhost', '-c', 'commit.gpgsign=false', ...args],
-      { cwd: repo },
-    )
-  ).stdout.trim();
+const git = gitIn(repo);
 await git('init', '-q');
 await writeFile(join(repo, 'a.txt'), 'one\n');
 await git('add', '.');

@@ -125,6 +125,7 @@ t.test('path escapes and links are refused; nothing is written or stored', async
 
 t.test('refusals carry a code: wrong node path, unknown or differing root, missing run', async (t) => {
   const { bridge, mcp } = await setup(t);
+  const before = await bridge.journal('run-w');
   const call = (args: Record<string, unknown>) =>
     mcp.call('harness.write_artifact', { runId: 'run-w', content: 'x', ...args });
   const wrongPath = await call({ nodeId: 'prove', path: 'proof/other.json' });
@@ -177,6 +178,7 @@ t.test('refusals carry a code: wrong node path, unknown or differing root, missi
     content: 'x',
   });
   t.equal(unknown.body['error'], 'artifact_root_unknown', 'a new session must name the root');
+  t.same(await bridge.journal('run-w'), before, 'no refusal (nor the emit-false write) appended');
   const named = await fresh.call('harness.write_artifact', {
     runId: 'run-w',
     nodeId: 'prove',

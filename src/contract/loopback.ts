@@ -8,7 +8,7 @@ import { isIP } from 'node:net';
 export function isLoopbackHost(host: string): boolean {
   const h = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
   if (h.toLowerCase() === 'localhost') return true;
-  if (isIP(h) === 4) return h.split('.')[0] === '127';
-  if (isIP(h) === 6) return h === '::1' || h === '0:0:0:0:0:0:0:1';
-  return false;
+  const version = isIP(h);
+  if (version === 4) return h.split('.')[0] === '127';
+  return version === 6 && (h === '::1' || h === '0:0:0:0:0:0:0:1');
 }

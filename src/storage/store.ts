@@ -113,7 +113,7 @@ export class RunStore implements RunStorage {
     }
     entries.sort(creationOrder);
     for (const e of entries) this.addToIndex(e);
-    this.lastCreatedMs = Math.max(0, ...entries.map((e) => Date.parse(e.createdAt) || 0));
+    for (const e of entries) this.lastCreatedMs = Math.max(this.lastCreatedMs, Date.parse(e.createdAt) || 0);
     for (const d of disputed) if (this.has(d.runId)) this.quarantine(d.runId, d.reason);
   }
 

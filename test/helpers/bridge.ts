@@ -18,6 +18,18 @@ export interface TestEnv {
 
 export const secret = () => randomBytes(32).toString('base64url');
 
+/** git in `repo` as a throwaway identity, never signing; resolves with the trimmed stdout. */
+export const gitIn =
+  (repo: string) =>
+  async (...args: string[]): Promise<string> =>
+    (
+      await execa(
+        'git',
+        ['-c', 'user.name=t', '-c', 'user.email=t@localhost', '-c', 'commit.gpgsign=false', ...args],
+        { cwd: repo },
+      )
+    ).stdout.trim();
+
 /** A committed trust store in a fresh git repository, and the pin that matches it. */
 export async function makeTrustRepo(
   repo: string,
@@ -26,12 +38,7 @@ export async function makeTrustRepo(
   await mkdir(join(repo, 'controls'), { recursive: true });
   const text = `${JSON.stringify(store, null, 2)}\n`;
   await writeFile(join(repo, 'controls', 'review-trust.v1.json'), text);
-  const git = (...args: string[]) =>
-    execa(
-      'git',
-      ['-c', 'user.name=t', '-c', 'user.email=t@localhost', '-c', 'commit.gpgsign=false', ...args],
-      { cwd: repo },
-    );
+  const git = gitIn(repo);
   await git('init', '-q');
   await git('add', '.');
   await git('commit', '-q', '-m', 'trust store');
