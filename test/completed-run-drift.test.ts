@@ -90,3 +90,33 @@ t.test('the finish-line verdict failing on read quarantines the run', async (t) 
   t.equal(got.body.run.status, 'quarantined');
   t.match(got.body.run.quarantine.reasons, ['proof: no longer valid']);
 });
+
+t.test('validator code changed since completion quarantines the run on read', async (t) => {
+  let verdicts = 0;
+  const b = await startTestBridge(undefined, {
+    finishLine: async () => {
+      verdicts++;
+      return [];
+    },
+  });
+  t.teardown(() => cleanup(b));
+  await driveToReady(b, 'r6');
+  t.equal((await complete(b, 'r6')).status, 201);
+  const journal = await b.journal('r6');
+  // As if the bridge restarted on other validator code: the sealed digest no longer matches.
+  const sealed = await b.ctx.validatorDigest();
+  const other = sealed.replace(/^./, (c) => (c === '0' ? '1' : '0'));
+  b.ctx.validatorDigest = async () => other;
+
+  const got = await b.req('GET', '/runs/r6');
+  t.equal(got.status, 200);
+  t.equal(got.body.run.status, 'quarantined', "the other code's passing verdict is not trusted");
+  t.same(got.body.run.quarantine?.reasons, ['validator code changed since completion']);
+  t.equal(verdicts, 1, 'only the completion ran the gate: drift is found before any verdict');
+  const list = await b.req('GET', '/runs');
+  t.equal(list.body.runs[0].status, 'quarantined', 'the listing agrees');
+  const write = await b.req('POST', '/runs/r6/events', ev({ nodeId: 'handoff' }));
+  t.equal(write.status, 409);
+  t.equal(write.body.error, 'run_quarantined');
+  t.ok(journal.equals(await b.journal('r6')), 'journal bytes unchanged');
+});

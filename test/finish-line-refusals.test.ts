@@ -1,7 +1,7 @@
-import { writeFile } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { buildFixture, expectRule } from './helpers/finish-line-fixture.js';
+import { buildFixture, expectRule, type Fixture, failing } from './helpers/finish-line-fixture.js';
 
 /** SPEC completion rule 9 refusals not covered by their own rule files. */
 t.test('external-validation-runtime: the bridge runtime is accepted', async (t) => {
@@ -41,6 +41,30 @@ t.test('post-proof-mutation: known-good (artifacts untracked inside the repo) pa
   const f = await buildFixture(t);
   t.same(await f.rule('post-proof-mutation'), []);
 });
+
+/** Moves the fixture's artifact root beside the repository, out of git's reach. */
+async function rootOutsideRepo(f: Fixture): Promise<void> {
+  const outside = join(f.repo, '..', 'artifacts-outside');
+  await rename(f.root, outside);
+  f.env.realRoot = outside;
+  f.facts.config.artifactRoot = outside;
+}
+
+t.test('post-proof-mutation: an artifact root outside the repository passes', async (t) => {
+  const f = await buildFixture(t);
+  await rootOutsideRepo(f);
+  t.same(failing(await f.run()), [], 'the whole working tree is compared, and is clean');
+});
+
+t.test(
+  'post-proof-mutation: with the root outside the repository, an application edit is refused',
+  async (t) => {
+    const f = await buildFixture(t);
+    await rootOutsideRepo(f);
+    await writeFile(join(f.repo, 'app.js'), 'export const add = () => 4;\n');
+    await expectRule(t, f, 'post-proof-mutation', `application changed after proof at ${f.postFix}: app.js`);
+  },
+);
 
 t.test('post-proof-mutation: an application file edited after proof is refused', async (t) => {
   const f = await buildFixture(t);

@@ -188,3 +188,53 @@ t.test('refusals carry a code: wrong node path, unknown or differing root, missi
   });
   t.equal(named.isError, false, 'the named root is cross-checked and accepted');
 });
+
+t.test(
+  "a write the bridge refuses is answered with the bridge's code and problems; nothing is stored",
+  async (t) => {
+    const { bridge, mcp } = await setup(t);
+    const write = (content: string, message: string) =>
+      mcp.call('harness.write_artifact', {
+        runId: 'run-w',
+        nodeId: 'intake',
+        path: 'run/intake.json',
+        content,
+        id: 'intake-write-1',
+        message,
+      });
+    t.equal((await write('v1', 'first')).isError, false);
+    const before = await bridge.journal('run-w');
+    // The same event id with another message: the bridge refuses the artifact.written.
+    const refused = await write('v2', 'second');
+    t.equal(refused.isError, true);
+    t.equal(refused.body['error'], 'event_id_conflict', 'the bridge code, not one of the tool server');
+    t.equal(refused.body['httpStatus'], 409);
+    t.same(refused.body['problems'], ['message differs']);
+    t.ok(before.equals(await bridge.journal('run-w')), 'journal bytes unchanged');
+  },
+);
+
+t.test('a claim the bridge answers for other bytes than written is a claim mismatch', async (t) => {
+  const { bridge, mcp } = await setup(t);
+  const write = (content: string) =>
+    mcp.call('harness.write_artifact', {
+      runId: 'run-w',
+      nodeId: 'intake',
+      path: 'run/intake.json',
+      content,
+      id: 'intake-write-1',
+    });
+  const first = await write('v1');
+  t.equal(first.isError, false);
+  t.equal(first.body['claim'].sha256, sha('v1'));
+  const before = await bridge.journal('run-w');
+  // An identical retry of the event is a duplicate: the bridge answers with the claim it stored
+  // for the first bytes, which does not cover the bytes this call wrote.
+  const retried = await write('v2');
+  t.equal(retried.isError, true, 'never reported as written and verified');
+  t.equal(retried.body['error'], 'artifact_claim_mismatch');
+  t.same(retried.body['problems'], [
+    `run/intake.json: wrote sha256 ${sha('v2')}, the bridge recorded ${sha('v1')}`,
+  ]);
+  t.ok(before.equals(await bridge.journal('run-w')), 'journal bytes unchanged');
+});

@@ -65,6 +65,22 @@ t.test('a body over the byte cap is a 502, declared or streamed', async (t) => {
   t.equal((await under.ui.get('/api/bridge/runs')).status, 200, 'a body under the cap passes');
 });
 
+t.test('a declared length over the cap is refused before the body is read', async (t) => {
+  // The upstream declares far more than the cap, sends a few bytes and stalls: only the declared
+  // length can answer before the deadline (the streamed count never reaches the cap).
+  const { ui } = await scenario(
+    t,
+    (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(64 * 1024 * 1024) });
+      res.write('{"ok":true,"pad":"');
+    },
+    { maxBytes: 4096, timeoutMs: 5000 },
+  );
+  const started = Date.now();
+  assertEnvelope(t, await ui.get('/api/bridge/runs/r1'), 502, 'bridge_response_too_large');
+  t.ok(Date.now() - started < 2500, 'answered without waiting for the stalled body');
+});
+
 t.test('the deadline gives 504 whether headers or the body stall', async (t) => {
   const noHeaders = await scenario(t, () => {}, { timeoutMs: 150 });
   const started = Date.now();

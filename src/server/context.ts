@@ -18,4 +18,6 @@ export interface BridgeContext {
   cache: { executions: number; hits: number };
   /** Finish-line verdicts of completed runs by input digest (see reverify.ts). */
   verdicts: Map<string, string[]>;
+  /** The identity of the validator code a completion seals and a read compares (runtime-identity.ts). */
+  validatorDigest: () => Promise<string>;
 }

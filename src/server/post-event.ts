@@ -14,7 +14,6 @@ import { completionGate } from './completion.js';
 import type { BridgeContext } from './context.js';
 import { newConfig, sealOrCompareSetup } from './create-run.js';
 import { resolveSetup } from './run-setup.js';
-import { validatorCodeDigest } from './runtime-identity.js';
 import { eventView, eventViewJson, summaryView } from './views.js';
 
 /**
@@ -213,7 +212,7 @@ async function accept(
       seal = {
         artifacts: Object.fromEntries([...gate.digests].sort(([a], [b]) => a.localeCompare(b))),
         adapterSha256: config.adapter?.sha256 ?? null,
-        validatorDigest: await validatorCodeDigest(),
+        validatorDigest: await ctx.validatorDigest(),
       };
       break;
     }

@@ -5,7 +5,6 @@ import { canonicalBytes } from '../storage/mac.js';
 import type { OpenRun } from '../storage/run-files.js';
 import { factsOf } from './completion.js';
 import type { BridgeContext } from './context.js';
-import { validatorCodeDigest } from './runtime-identity.js';
 
 /** Documents whose referenced paths and bytes the privacy check covers beyond the claimed artifacts. */
 const REFERENCED_DOCUMENTS = ['run/packet.json', 'review/review.json', 'rca/rca.json'];
@@ -47,7 +46,7 @@ async function runtimeDrift(ctx: BridgeContext, run: OpenRun): Promise<string[]>
   const problems: string[] = [];
   const seal = run.state.completionSeal;
   if (!seal) return ['the completion record carries no seal'];
-  if ((await validatorCodeDigest()) !== seal.validatorDigest)
+  if ((await ctx.validatorDigest()) !== seal.validatorDigest)
     problems.push('validator code changed since completion');
   const adapter = run.config.adapter;
   if (adapter) {
@@ -72,7 +71,7 @@ async function verdict(ctx: BridgeContext, run: OpenRun, digests: Record<string,
       canonicalBytes({
         runId: run.runId,
         head: run.journal.headMac,
-        runtime: await validatorCodeDigest(),
+        runtime: await ctx.validatorDigest(),
         trustPin: run.config.trustPin,
         status: run.state.status,
         digests,

@@ -8,6 +8,7 @@ import { buildApp } from './app.js';
 import type { BridgeContext, FinishLineGate } from './context.js';
 import { type BridgeEnv, readBridgeEnv } from './env.js';
 import { RunQueue } from './run-queue.js';
+import { validatorCodeDigest } from './runtime-identity.js';
 import { checkTrustPin } from './trust-pin.js';
 
 export interface RunningBridge {
@@ -72,6 +73,7 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
     port: () => port,
     cache: { executions: 0, hits: 0 },
     verdicts: new Map(),
+    validatorDigest: validatorCodeDigest,
   };
   const app = await buildApp(ctx, opts.logger === undefined ? {} : { logger: opts.logger });
   try {
