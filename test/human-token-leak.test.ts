@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { cleanup, ev, startTestBridge } from './helpers/bridge.js';
-import { expectRejected } from './helpers/expect.js';
+import { assertEnvelope, expectRejected } from './helpers/expect.js';
 
 /**
  * SPEC Authentication and Errors 2, CONTRACT 3: the human token travels only in its header. A body
@@ -114,6 +114,21 @@ t.test('credentials in bodies', async (t) => {
       await expectRejected(t, b, 'leak2', () => b.req('POST', '/runs', body), 400, code);
     }
     t.equal((await b.req('GET', '/runs/leak2')).status, 404, 'no run created');
+  });
+
+  t.test('a run ID that carries a credential is refused on writes and reads', async (t) => {
+    // Run IDs are stored and shown in every view (and, through the UI proxy, in the browser).
+    for (const s of [human, access, key]) {
+      const id = `r${s}`;
+      await expectRejected(t, b, id, () => b.req('POST', `/runs/${id}/events`, ev()), 400, code);
+      const read = await b.req('GET', `/runs/${id}`);
+      t.equal(read.status, 400);
+      assertEnvelope(t, read.body, code);
+      t.notOk(JSON.stringify(read.body).includes(s), 'the refusal does not echo it');
+    }
+    const list = await b.req('GET', '/runs');
+    for (const s of [human, access, key])
+      t.notOk(JSON.stringify(list.body).includes(s), 'no such run listed');
   });
 
   t.test('no answer echoes a credential, whatever carries it', async (t) => {

@@ -50,6 +50,7 @@ t.test('query strictness', async (t) => {
     'cursor=-1',
     'cursor=1.5',
     'cursor=99999999999999999999',
+    'cursor=9007199254740992',
     'eventLimit=5',
     'Limit=5',
     'limit[]=5',
@@ -88,6 +89,17 @@ t.test('query strictness', async (t) => {
   good('/runs/q1?eventLimit=200', 1);
   good('/runs/q1?eventCursor=0&eventLimit=200', 1);
   good('/runs/q1?eventCursor=9', 0);
+  // Cursors have no upper bound but a safe integer (SPEC Limits: "integer, at least 0").
+  good('/runs?cursor=1000000000', 0);
+  good('/runs?cursor=9007199254740991', 0);
+  good('/runs/q1?eventCursor=1000000000', 0);
+
+  t.test('an out-of-range cursor is named with the range it must be in', async (t) => {
+    const r = await b.req('GET', '/runs?cursor=9007199254740992');
+    t.same(r.body['problems'], ['cursor must be an integer of at least 0']);
+    const r2 = await b.req('GET', '/runs?limit=51');
+    t.same(r2.body['problems'], ['limit must be an integer from 1 to 50']);
+  });
 
   t.test('query names are checked on the raw URL before the route runs', async (t) => {
     // An unknown run with a bad query is still a query refusal, not a 404.

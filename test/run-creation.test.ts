@@ -111,6 +111,10 @@ t.test('POST /runs', async (t) => {
       [{ auth: 'x' }, 'client_supplied_human_token_rejected'],
       [{ title: 5 }, 'run_creation_contract_violation'],
       [{ runMode: 'dry' }, 'run_creation_contract_violation'],
+      // The seed's mode/source table holds for POST /runs as for events.
+      [{ runMode: 'live', eventSource: 'static-blueprint' }, 'run_creation_contract_violation'],
+      [{ runMode: 'blueprint', eventSource: 'bridge' }, 'run_creation_contract_violation'],
+      [{ runMode: 'replay', eventSource: 'api' }, 'run_creation_contract_violation'],
     ];
     for (const [over, code] of cases) {
       await expectRejected(
@@ -182,6 +186,70 @@ t.test('artifactRoot and adapter on creation', async (t) => {
       409,
       'run_already_exists',
     );
+  });
+
+  t.test('a create that set only the root lets the first event add the adapter, once', async (t) => {
+    const adapter = join(b.t.repo, 'late-adapter.json');
+    const other = join(b.t.repo, 'late-other-adapter.json');
+    await writeFile(adapter, JSON.stringify({ runtime: { requiredNodes: ['intake'] } }));
+    await writeFile(other, JSON.stringify({ runtime: { requiredNodes: ['route'] } }));
+    const made = await b.req('POST', '/runs', { id: 'lateadapter', artifactRoot: b.t.artifactRoot });
+    t.equal(made.status, 201);
+    t.equal(made.body['run'].adapter, null);
+    const first = await b.req('POST', '/runs/lateadapter/events', ev({ adapterPath: adapter }));
+    t.equal(first.status, 201, JSON.stringify(first.body));
+    const run = await b.req('GET', '/runs/lateadapter');
+    t.equal(run.body['run'].adapter.rootKind, 'repo-root');
+    t.same(
+      run.body['run'].nodes.filter((n: any) => n.required).map((n: any) => n.id),
+      ['intake', 'prove', 'handoff'],
+    );
+    await expectRejected(
+      t,
+      b,
+      'lateadapter',
+      () => b.req('POST', '/runs/lateadapter/events', ev({ adapterPath: other })),
+      409,
+      'event_state_violation',
+    );
+    t.equal(
+      (await b.req('POST', '/runs/lateadapter/events', ev({ adapterPath: adapter }))).status,
+      201,
+      'the sealed adapter may be repeated',
+    );
+  });
+
+  t.test('a sync call adds what the create left out, before any event', async (t) => {
+    const adapter = join(b.t.repo, 'sync-adapter.json');
+    await writeFile(adapter, JSON.stringify({ runtime: { requiredNodes: ['route'] } }));
+    // Root first, then the adapter.
+    t.equal((await b.req('POST', '/runs', { id: 'sync1', artifactRoot: b.t.artifactRoot })).status, 201);
+    const withAdapter = await b.req('POST', '/runs', { id: 'sync1', adapterPath: adapter });
+    t.equal(withAdapter.status, 200, JSON.stringify(withAdapter.body));
+    t.equal(withAdapter.body['run'].adapter.rootKind, 'repo-root');
+    t.equal(withAdapter.body['run'].artifactRootSet, true);
+    // Adapter first, then the root: the sealed adapter stays as it was.
+    t.equal((await b.req('POST', '/runs', { id: 'sync2', adapterPath: adapter })).status, 201);
+    const withRoot = await b.req('POST', '/runs', { id: 'sync2', artifactRoot: b.t.artifactRoot });
+    t.equal(withRoot.status, 200, JSON.stringify(withRoot.body));
+    t.equal(withRoot.body['run'].artifactRootSet, true);
+    t.same(
+      withRoot.body['run'].nodes.filter((n: any) => n.required).map((n: any) => n.id),
+      ['route', 'prove', 'handoff'],
+    );
+    // A sealed adapter whose file changed since is not sealed again with other bytes.
+    t.equal((await b.req('POST', '/runs', { id: 'sync3', adapterPath: adapter })).status, 201);
+    await writeFile(adapter, JSON.stringify({ runtime: { requiredNodes: ['intake'] } }));
+    const changed = await expectRejected(
+      t,
+      b,
+      'sync3',
+      () => b.req('POST', '/runs', { id: 'sync3', artifactRoot: b.t.artifactRoot }),
+      409,
+      'run_already_exists',
+    );
+    t.match(changed.body['problems'], [/^adapterPath/]);
+    t.equal((await b.req('GET', '/runs/sync3')).body['run'].artifactRootSet, false, 'nothing was sealed');
   });
 
   t.test('a run with events and no root cannot gain one', async (t) => {

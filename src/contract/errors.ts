@@ -16,7 +16,7 @@ export const ERROR_CODES = {
   },
   client_supplied_human_token_rejected: {
     status: 400,
-    doc: 'The body names or carries a credential; the human token travels only in its header.',
+    doc: 'The body (or the run ID in the path) names or carries a credential; the human token travels only in its header.',
   },
   artifact_verification_failed: {
     status: 400,

@@ -1,5 +1,7 @@
 import { type Static, Type } from 'typebox';
 import {
+  type EventSource,
+  type RunMode,
   SOURCES_BY_MODE,
   TActor,
   TEventSource,
@@ -97,11 +99,7 @@ export function eventRuleProblems(event: RunEvent): string[] {
     if (!present(event.approvalScope))
       problems.push('approvalScope is required when the node needs approval');
   }
-  if (!SOURCES_BY_MODE[event.runMode].includes(event.eventSource)) {
-    problems.push(
-      `eventSource ${event.eventSource} is not allowed with runMode ${event.runMode} (allowed: ${SOURCES_BY_MODE[event.runMode].join(', ')})`,
-    );
-  }
+  problems.push(...modeSourceProblems(event.runMode, event.eventSource));
   switch (event.type) {
     case 'approval.requested':
       if (event.status !== 'needs_approval')
@@ -134,6 +132,14 @@ export function eventRuleProblems(event: RunEvent): string[] {
   }
   if (event.artifact !== undefined) problems.push(...artifactPathProblems(event.artifact));
   return problems;
+}
+
+/** The seed's mode/source table, for events and for POST /runs. */
+export function modeSourceProblems(runMode: RunMode, eventSource: EventSource): string[] {
+  if (SOURCES_BY_MODE[runMode].includes(eventSource)) return [];
+  return [
+    `eventSource ${eventSource} is not allowed with runMode ${runMode} (allowed: ${SOURCES_BY_MODE[runMode].join(', ')})`,
+  ];
 }
 
 /** CONTRACT section 6: relative POSIX paths without `..`, `\`, NUL or a leading `/`. */

@@ -1,5 +1,5 @@
 import type { CreateRunBody, RunConfig } from '../contract/index.js';
-import { BridgeError, CREATE_RUN_METADATA } from '../contract/index.js';
+import { BridgeError, CREATE_RUN_METADATA, modeSourceProblems } from '../contract/index.js';
 import { secretDigest } from '../storage/mac.js';
 import type { OpenRun } from '../storage/run-files.js';
 import type { BridgeContext } from './context.js';
@@ -23,25 +23,41 @@ export function newConfig(
   };
 }
 
-/** Seals a root/adapter into a run that has none yet; allowed only before its first event. */
+/**
+ * Before the run's first event, each of the root and the adapter is write-once: a sealed one must
+ * be repeated exactly, a missing one may still be added by the create/sync call or the first event
+ * (so a pack whose create call set the root supplies its adapter on the first event). After the
+ * first event nothing changes.
+ */
 export async function sealOrCompareSetup(
   ctx: BridgeContext,
   run: OpenRun,
   input: { artifactRoot?: string | undefined; adapterPath?: string | undefined },
 ): Promise<string[]> {
-  if (input.artifactRoot === undefined && input.adapterPath === undefined) return [];
   const { config } = run;
-  const unsealed = config.artifactRoot === null && config.adapter === null;
-  if (unsealed && run.journal.count === 0) {
-    const setup = await resolveSetup(ctx.env, input);
-    await ctx.store.sealConfig(run, {
-      ...config,
-      ...setup,
-      commissioned: config.commissioned || setup.commissioned,
-    });
-    return [];
-  }
-  return sameSetup(ctx.env, config, input);
+  const addsRoot = config.artifactRoot === null && input.artifactRoot !== undefined;
+  const addsAdapter = config.adapter === null && input.adapterPath !== undefined;
+  if (run.journal.count > 0 || (!addsRoot && !addsAdapter)) return sameSetup(ctx.env, config, input);
+  const differs = await sameSetup(ctx.env, config, {
+    artifactRoot: addsRoot ? undefined : input.artifactRoot,
+    adapterPath: addsAdapter ? undefined : input.adapterPath,
+  });
+  if (differs.length > 0) return differs;
+  const setup = await resolveSetup(ctx.env, {
+    artifactRoot: input.artifactRoot ?? config.artifactRoot ?? undefined,
+    adapterPath: input.adapterPath ?? config.adapter?.path,
+  });
+  // A sealed adapter re-read for a root added later must still be the bytes that were sealed.
+  const sealed = config.adapter;
+  if (sealed && (setup.adapter?.path !== sealed.path || setup.adapter.sha256 !== sealed.sha256))
+    return ['adapterPath'];
+  await ctx.store.sealConfig(run, {
+    ...config,
+    ...setup,
+    adapter: sealed ?? setup.adapter,
+    commissioned: config.commissioned || setup.commissioned,
+  });
+  return [];
 }
 
 /** POST /runs: create once; an identical repeat returns the run; a differing field is 409. */
@@ -49,6 +65,11 @@ export async function createRun(
   ctx: BridgeContext,
   body: CreateRunBody,
 ): Promise<{ created: boolean; run: OpenRun }> {
+  if (body.runMode !== undefined && body.eventSource !== undefined) {
+    const problems = modeSourceProblems(body.runMode, body.eventSource);
+    if (problems.length > 0)
+      throw new BridgeError('run_creation_contract_violation', 'the run violates the contract', problems);
+  }
   const loaded = await ctx.store.load(body.id);
   if (loaded.kind === 'quarantined') throw new BridgeError('run_quarantined', 'the run is quarantined');
   const metadata: RunConfig['metadata'] = {};

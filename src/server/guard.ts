@@ -156,3 +156,14 @@ export function checkBodyForCredentials(body: unknown, secrets: { human: string;
     }
   }
 }
+
+/**
+ * The run ID in the path is stored (run-config.json, the commit log) and shown in every view and,
+ * through the UI proxy, in the browser: it must not carry a credential either.
+ */
+export function checkRunIdForCredentials(id: unknown, secrets: { human: string; others: string[] }): void {
+  if (typeof id !== 'string') return;
+  if (id.includes(secrets.human) || secrets.others.some((s) => id.includes(s))) {
+    throw new BridgeError('client_supplied_human_token_rejected', 'the run ID carries a bridge credential');
+  }
+}

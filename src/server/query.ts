@@ -2,6 +2,9 @@ import { BridgeError } from '../contract/index.js';
 
 type Spec = Record<string, { min: number; max: number }>;
 
+/** Cursors have no upper bound of their own (SPEC Limits): any safe integer; past the end, a page is empty. */
+export const CURSOR_MAX = Number.MAX_SAFE_INTEGER;
+
 /**
  * Strict query parsing from the raw URL (CONTRACT 4): an unknown name, a repeated name, a value
  * that is not plain decimal digits, or one out of range is 400 `invalid_query`. Fastify's parsed
@@ -35,11 +38,16 @@ export function strictQuery(url: string, spec: Spec): Record<string, number> {
       continue;
     }
     seen.add(name);
-    if (!/^\d{1,9}$/.test(value) || Number(value) < range.min || Number(value) > range.max) {
-      problems.push(`${name} must be an integer from ${range.min} to ${range.max}`);
+    const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+    if (!Number.isSafeInteger(n) || n < range.min || n > range.max) {
+      problems.push(
+        range.max === CURSOR_MAX
+          ? `${name} must be an integer of at least ${range.min}`
+          : `${name} must be an integer from ${range.min} to ${range.max}`,
+      );
       continue;
     }
-    out[name] = Number(value);
+    out[name] = n;
   }
   if (problems.length > 0) throw new BridgeError('invalid_query', 'query parameters are invalid', problems);
   return out;

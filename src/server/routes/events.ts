@@ -9,7 +9,7 @@ import {
   RunEventSchema,
 } from '../../contract/index.js';
 import type { BridgeContext } from '../context.js';
-import { checkBodyForCredentials, secretMatches, syncHook } from '../guard.js';
+import { checkBodyForCredentials, checkRunIdForCredentials, secretMatches, syncHook } from '../guard.js';
 import { toBridgeError } from '../http-errors.js';
 import { postEvent } from '../post-event.js';
 import { RunParams, secrets } from './runs.js';
@@ -53,7 +53,10 @@ export function registerEventRoute(app: FastifyInstance, ctx: BridgeContext): vo
           }),
         },
       },
-      preValidation: syncHook((req) => checkBodyForCredentials(req.body, bodySecrets)),
+      preValidation: syncHook((req) => {
+        checkRunIdForCredentials((req.params as { id?: unknown }).id, bodySecrets);
+        checkBodyForCredentials(req.body, bodySecrets);
+      }),
     },
     async (req, reply) => {
       if (req.validationError?.validationContext === 'params') {

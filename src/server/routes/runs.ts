@@ -15,8 +15,8 @@ import {
 import { previewProblems } from '../completion.js';
 import type { BridgeContext } from '../context.js';
 import { createRun } from '../create-run.js';
-import { checkBodyForCredentials } from '../guard.js';
-import { strictQuery } from '../query.js';
+import { checkBodyForCredentials, checkRunIdForCredentials, syncHook } from '../guard.js';
+import { CURSOR_MAX, strictQuery } from '../query.js';
 import { getRun, listRuns, pageHeaders } from '../read-runs.js';
 import { runView } from '../views.js';
 
@@ -77,7 +77,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: BridgeContext): voi
     async (req, reply) => {
       const q = strictQuery(req.url, {
         limit: { min: RUNS_LIMIT.min, max: RUNS_LIMIT.max },
-        cursor: { min: 0, max: 1e9 },
+        cursor: { min: 0, max: CURSOR_MAX },
       });
       const { runs, page } = await listRuns(ctx, q['cursor'] ?? 0, q['limit'] ?? RUNS_LIMIT.default);
       void reply.headers(pageHeaders(page));
@@ -88,6 +88,9 @@ export function registerRunRoutes(app: FastifyInstance, ctx: BridgeContext): voi
   app.get(
     '/runs/:id',
     {
+      preValidation: syncHook((req) =>
+        checkRunIdForCredentials((req.params as { id?: unknown }).id, bodySecrets),
+      ),
       schema: {
         summary: 'A run with one page of its events',
         params: RunParams,
@@ -108,7 +111,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: BridgeContext): voi
     async (req, reply) => {
       const q = strictQuery(req.url, {
         eventLimit: { min: EVENTS_LIMIT.min, max: EVENTS_LIMIT.max },
-        eventCursor: { min: 0, max: 1e9 },
+        eventCursor: { min: 0, max: CURSOR_MAX },
       });
       const { id } = req.params as { id: string };
       const { body, page } = await ctx.queue.run(id, () =>
