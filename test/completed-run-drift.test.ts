@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { cleanup, ev, startTestBridge } from './helpers/bridge.js';
 import { complete, driveToReady } from './helpers/complete-run.js';
+import { expectRejected } from './helpers/expect.js';
 
 t.test('a completed run stays completed while nothing drifts, and the verdict cache is hit', async (t) => {
   let calls = 0;
@@ -120,3 +121,28 @@ t.test('validator code changed since completion quarantines the run on read', as
   t.equal(write.body.error, 'run_quarantined');
   t.ok(journal.equals(await b.journal('r6')), 'journal bytes unchanged');
 });
+
+t.test(
+  'repeating POST /runs for a drifted completed run re-verifies it: run_quarantined, never a stale completed',
+  async (t) => {
+    const b = await startTestBridge();
+    t.teardown(() => cleanup(b));
+    await driveToReady(b, 'r6');
+    t.equal((await complete(b, 'r6')).status, 201);
+    const same = await b.req('POST', '/runs', { id: 'r6' });
+    t.equal(same.status, 200, 'an unchanged completed run repeats as itself');
+    t.equal(same.body.run.status, 'completed');
+    await writeFile(join(b.t.artifactRoot, 'handoff/final.md'), 'edited after completion\n');
+    const res = await expectRejected(
+      t,
+      b,
+      'r6',
+      () => b.req('POST', '/runs', { id: 'r6' }),
+      409,
+      'run_quarantined',
+    );
+    t.match(res.body.problems, [/handoff\/final\.md changed after completion/]);
+    const got = await b.req('GET', '/runs/r6');
+    t.equal(got.body.run.status, 'quarantined', 'the read agrees: the repeat quarantined the run');
+  },
+);

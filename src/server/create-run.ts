@@ -3,6 +3,7 @@ import { BridgeError, CREATE_RUN_METADATA, modeSourceProblems } from '../contrac
 import { secretDigest } from '../storage/mac.js';
 import type { OpenRun } from '../storage/run-files.js';
 import type { BridgeContext } from './context.js';
+import { reverifyCompleted } from './reverify.js';
 import { type RunSetup, resolveSetup, sameSetup } from './run-setup.js';
 
 /** Builds the sealed config for a new run from its first request. */
@@ -71,7 +72,8 @@ export async function createRun(
       throw new BridgeError('run_creation_contract_violation', 'the run violates the contract', problems);
   }
   const loaded = await ctx.store.load(body.id);
-  if (loaded.kind === 'quarantined') throw new BridgeError('run_quarantined', 'the run is quarantined');
+  if (loaded.kind === 'quarantined')
+    throw new BridgeError('run_quarantined', 'the run is quarantined', loaded.quarantine.reasons);
   const metadata: RunConfig['metadata'] = {};
   for (const name of CREATE_RUN_METADATA) if (body[name] !== undefined) metadata[name] = body[name];
   if (loaded.kind === 'missing') {
@@ -85,6 +87,12 @@ export async function createRun(
   }
   const run = loaded.run;
   try {
+    // A repeat for a completed run answers only after the same re-verification a read does: the
+    // bridge never returns a stale complete state (SPEC), and drift quarantines the run here too.
+    await run.journal.idle();
+    await reverifyCompleted(ctx, run);
+    const quarantine = ctx.store.quarantineOf(run.runId);
+    if (quarantine) throw new BridgeError('run_quarantined', 'the run is quarantined', quarantine.reasons);
     const differs = CREATE_RUN_METADATA.filter(
       (n) => body[n] !== undefined && body[n] !== run.config.metadata[n],
     );
