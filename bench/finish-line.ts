@@ -7,7 +7,7 @@
  *       the same files in the bridge's own hash pool (HARNESS_WORKERS default), every digest
  *       checked against openssl's; rounds alternate with (1) so both see the same machine load
  *   (3) GET /runs/:id of a completed run (re-hash + credential scan of its artifacts, runtime
- *       check, cached verdict) against one rehashRequired of its required artifacts + 20 ms
+ *       check, cached verdict) against one rehashClaimed of its claimed artifacts + 20 ms
  *
  * Env knobs: BENCH_ROUNDS (default 3), BENCH_READS (default 20), BENCH_LARGE / BENCH_SMALL (file
  * counts, default 1000 / 20000). Everything is made under one temp directory, removed at the end.
@@ -16,7 +16,7 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_ARTIFACT_BY_NODE, NODE_IDS } from '../src/contract/index.js';
-import { rehashClaims, rehashRequired } from '../src/server/completion.js';
+import { rehashClaimed, rehashClaims } from '../src/server/completion.js';
 import { type RunningBridge, startBridge } from '../src/server/start.js';
 import { opensslBaseline, writeFiles, writeTree } from './artifact-tree.js';
 import { bridgeEnv } from './children.js';
@@ -80,7 +80,7 @@ async function timedRead(bridge: RunningBridge, token: string): Promise<number> 
   return elapsed;
 }
 
-/** One rehashRequired of the run, under its queue slot like every server operation. */
+/** One rehashClaimed of the run, under its queue slot like every server operation. */
 async function timedRehash(bridge: RunningBridge): Promise<number> {
   const { ctx } = bridge;
   return ctx.queue.run(RUN_ID, async () => {
@@ -88,7 +88,7 @@ async function timedRehash(bridge: RunningBridge): Promise<number> {
     if (loaded.kind !== 'open') throw new Error(`run is ${loaded.kind}`);
     try {
       const t0 = performance.now();
-      const r = await rehashRequired(ctx, loaded.run);
+      const r = await rehashClaimed(ctx, loaded.run);
       const elapsed = ms(t0);
       if (r.problems.length > 0 || r.digests.size !== NODE_IDS.length) throw new Error(r.problems.join('; '));
       return elapsed;

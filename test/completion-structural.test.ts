@@ -4,7 +4,8 @@ import t, { type Test } from 'tap';
 import { DEFAULT_ARTIFACT_BY_NODE, NODE_IDS, type NodeId } from '../src/contract/index.js';
 import type { FinishLineGate } from '../src/server/context.js';
 import { cleanup, ev, startTestBridge, type TestBridge } from './helpers/bridge.js';
-import { expectRejected, records } from './helpers/expect.js';
+import { expectBlocked } from './helpers/complete-run.js';
+import { expectRejected } from './helpers/expect.js';
 
 /**
  * SPEC completion rules 1-4 and 10, CONTRACT 5: each structural rule alone blocks `run.completed`
@@ -44,29 +45,6 @@ async function drive(b: TestBridge, runId: string, o: DriveOptions = {}, over: R
 
 const completion = (over: Record<string, unknown> = {}) =>
   ev({ type: 'run.completed', nodeId: 'handoff', status: 'passed', ...over });
-
-/** Expects a refused completion: exactly one run.blocked record appended, the completion not stored. */
-async function expectBlocked(t: Test, b: TestBridge, runId: string, problems: number, over = {}) {
-  const before = await b.journal(runId);
-  const body = completion({ id: `done-${Math.random().toString(36).slice(2)}`, ...over });
-  const r = await b.req('POST', `/runs/${runId}/events`, body);
-  t.equal(r.status, 409, JSON.stringify(r.body));
-  t.equal(r.body['error'], 'finish_line_blocked');
-  t.equal(
-    r.body['problems'].length,
-    problems,
-    `${problems} failing check(s): ${JSON.stringify(r.body['problems'])}`,
-  );
-  const after = await b.journal(runId);
-  t.ok(after.subarray(0, before.length).equals(before), 'earlier records untouched');
-  const added = records(after.subarray(before.length));
-  t.equal(added.length, 1, 'exactly one record appended');
-  t.match(added[0]?.event, { type: 'run.blocked', actor: 'system', status: 'blocked' });
-  t.not(added[0]?.event.id, body['id'], 'the completion itself is not stored');
-  const view = await b.req('GET', `/runs/${runId}`);
-  t.equal(view.body['run'].status, 'blocked');
-  return { r, blocked: added[0]! };
-}
 
 /** One bridge for the file; each test gets its own run and artifact root, and may install a gate. */
 const gates = new Map<string, FinishLineGate>();

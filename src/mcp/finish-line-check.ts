@@ -7,15 +7,13 @@ import { confirmedRoot, fetchRunView } from './run-root.js';
 import { FinishLineCheckInput } from './schemas.js';
 
 /**
- * Required artifacts whose bytes no longer match their verified claim: the bridge's gate
- * re-hashes them and refuses the completion, so the check says so first (same wording).
+ * Claimed artifacts (every path the journal claims, latest claim per path) whose bytes no longer
+ * match their verified claim: the bridge's gate re-hashes them and refuses the completion, so the
+ * check says so first (same wording).
  */
 async function drifted(view: RunViewT, realRoot: string): Promise<string[]> {
   const problems: string[] = [];
-  for (const node of view.nodes) {
-    if (!node.required || node.state === 'skipped' || node.artifact === null) continue;
-    const claim = view.artifacts.find((a) => a.path === node.artifact);
-    if (!claim) continue;
+  for (const claim of view.artifacts) {
     try {
       const now = await claimArtifact(realRoot, claim.path);
       if (now.sha256 !== claim.sha256) problems.push(`artifact ${claim.path} changed since it was verified`);

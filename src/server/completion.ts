@@ -4,14 +4,13 @@ import { structuralProblems } from '../validators/structural.js';
 import type { HashPool } from '../workers/pool.js';
 import type { BridgeContext } from './context.js';
 
-/** The artifacts the finish line relies on: claimed artifacts of required, non-skipped nodes. */
-function requiredClaims(run: OpenRun): { path: string; sha256: string }[] {
-  const { config, state } = run;
-  return config.requiredNodes
-    .filter((id) => state.nodes[id].state !== 'skipped')
-    .map((id) => state.artifacts[config.artifactByNode[id]])
-    .filter((a) => a !== undefined)
-    .map((a) => ({ path: a.path, sha256: a.sha256 }));
+/**
+ * Every artifact the journal claims, at its latest claim per path: the set completed-run reads
+ * re-hash, so the gate covers the same set (a self-heal proposal, a non-required or skipped
+ * node's artifact) and a completion it accepts is not quarantined by the very next read.
+ */
+function claimsOf(run: OpenRun): { path: string; sha256: string }[] {
+  return Object.values(run.state.artifacts).map((a) => ({ path: a.path, sha256: a.sha256 }));
 }
 
 /**
@@ -41,14 +40,14 @@ export async function rehashClaims(
   return { digests, problems: problems.sort() };
 }
 
-/** Re-resolves and re-hashes every required artifact of the run. */
-export function rehashRequired(
+/** Re-resolves and re-hashes every artifact the run's journal claims. */
+export function rehashClaimed(
   ctx: BridgeContext,
   run: OpenRun,
 ): Promise<{ digests: Map<string, string>; problems: string[] }> {
   const root = run.config.artifactRoot;
   if (root === null) return Promise.resolve({ digests: new Map(), problems: [] });
-  return rehashClaims(ctx.pool, root, requiredClaims(run));
+  return rehashClaims(ctx.pool, root, claimsOf(run));
 }
 
 export function factsOf(run: OpenRun): RunFacts {
@@ -61,9 +60,9 @@ export function previewProblems(run: OpenRun): string[] {
 }
 
 /**
- * The finish-line gate (SPEC completion rules; rule 10 above all): required artifacts are
- * re-hashed before and after the validator sequence, and any change in between rejects the
- * completion even if every validator passed on the bytes it saw.
+ * The finish-line gate (SPEC completion rules; rule 10 above all): every claimed artifact (the
+ * required ones among them) is re-hashed before and after the validator sequence, and any change
+ * in between rejects the completion even if every validator passed on the bytes it saw.
  */
 export async function completionGate(
   ctx: BridgeContext,
@@ -71,7 +70,7 @@ export async function completionGate(
 ): Promise<{ problems: string[]; digests: Map<string, string> }> {
   const facts = factsOf(run);
   const problems = structuralProblems(facts);
-  const before = await rehashRequired(ctx, run);
+  const before = await rehashClaimed(ctx, run);
   problems.push(...before.problems);
   if (ctx.finishLine) {
     problems.push(
@@ -82,7 +81,7 @@ export async function completionGate(
       })),
     );
   }
-  const after = await rehashRequired(ctx, run);
+  const after = await rehashClaimed(ctx, run);
   for (const [path, digest] of before.digests) {
     if (after.digests.get(path) !== digest)
       problems.push(`artifact ${path} changed during the finish-line checks`);

@@ -1,7 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import type { Test } from 'tap';
 import { DEFAULT_ARTIFACT_BY_NODE, NODE_IDS } from '../../src/contract/index.js';
 import { ev, type TestBridge } from './bridge.js';
+import { records } from './expect.js';
 
 /** Writes every default artifact, records it and passes every node: a run ready to complete. */
 export async function driveToReady(
@@ -30,5 +32,35 @@ export async function driveToReady(
   }
 }
 
+const completion = (over: Record<string, unknown> = {}) =>
+  ev({ type: 'run.completed', nodeId: 'handoff', status: 'passed', ...over });
+
 export const complete = (b: TestBridge, runId: string) =>
-  b.req('POST', `/runs/${runId}/events`, ev({ type: 'run.completed', nodeId: 'handoff', status: 'passed' }));
+  b.req('POST', `/runs/${runId}/events`, completion());
+
+/**
+ * Expects a refused completion (409 finish_line_blocked with `problems` failing checks): exactly
+ * one run.blocked record appended, every earlier record byte-for-byte unchanged, the completion
+ * itself not stored, and the run now reads as blocked.
+ */
+export async function expectBlocked(t: Test, b: TestBridge, runId: string, problems: number, over = {}) {
+  const before = await b.journal(runId);
+  const body = completion({ id: `done-${Math.random().toString(36).slice(2)}`, ...over });
+  const r = await b.req('POST', `/runs/${runId}/events`, body);
+  t.equal(r.status, 409, JSON.stringify(r.body));
+  t.equal(r.body['error'], 'finish_line_blocked');
+  t.equal(
+    r.body['problems'].length,
+    problems,
+    `${problems} failing check(s): ${JSON.stringify(r.body['problems'])}`,
+  );
+  const after = await b.journal(runId);
+  t.ok(after.subarray(0, before.length).equals(before), 'earlier records untouched');
+  const added = records(after.subarray(before.length));
+  t.equal(added.length, 1, 'exactly one record appended');
+  t.match(added[0]?.event, { type: 'run.blocked', actor: 'system', status: 'blocked' });
+  t.not(added[0]?.event.id, body['id'], 'the completion itself is not stored');
+  const view = await b.req('GET', `/runs/${runId}`);
+  t.equal(view.body['run'].status, 'blocked');
+  return { r, blocked: added[0]! };
+}
