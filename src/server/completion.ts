@@ -2,20 +2,19 @@ import type { OpenRun } from '../storage/run-files.js';
 import type { RunFacts } from '../validators/facts.js';
 import { structuralProblems } from '../validators/structural.js';
 import type { HashPool } from '../workers/pool.js';
+import { checkArtifacts } from './artifact-check.js';
 import type { BridgeContext } from './context.js';
 
-/**
- * Every artifact the journal claims, at its latest claim per path: the set completed-run reads
- * re-hash, so the gate covers the same set (a self-heal proposal, a non-required or skipped
- * node's artifact) and a completion it accepts is not quarantined by the very next read.
- */
+/** Every artifact the journal claims, at its latest claim per path. */
 function claimsOf(run: OpenRun): { path: string; sha256: string }[] {
   return Object.values(run.state.artifacts).map((a) => ({ path: a.path, sha256: a.sha256 }));
 }
 
 /**
  * Re-resolves and re-hashes claimed artifacts in the hash pool (small files batched into one
- * task); a missing, unreadable or changed file is a problem. The gate's and the bench's one path.
+ * task); a missing, unreadable or changed file is a problem. The pool path of the gate's and the
+ * reads' artifact check (artifact-check.ts) without its credential scan: what bench:finish-line
+ * measures.
  */
 export async function rehashClaims(
   pool: HashPool,
@@ -40,7 +39,7 @@ export async function rehashClaims(
   return { digests, problems: problems.sort() };
 }
 
-/** Re-resolves and re-hashes every artifact the run's journal claims. */
+/** Re-hashes every artifact the run's journal claims (no scan): the bench's yardstick for a read. */
 export function rehashClaimed(
   ctx: BridgeContext,
   run: OpenRun,
@@ -61,8 +60,11 @@ export function previewProblems(run: OpenRun): string[] {
 
 /**
  * The finish-line gate (SPEC completion rules; rule 10 above all): every claimed artifact (the
- * required ones among them) is re-hashed before and after the validator sequence, and any change
- * in between rejects the completion even if every validator passed on the bytes it saw.
+ * required ones among them, latest claim per path: the set completed-run reads re-hash, so an
+ * accepted completion is not quarantined by the next read) is re-hashed before and after the validator sequence, and any change
+ * in between rejects the completion even if every validator passed on the bytes it saw. Both
+ * passes are the privacy check too (CONTRACT 6): a claimed artifact or referenced document that
+ * carries a bridge credential value refuses the completion, as it would quarantine a read.
  */
 export async function completionGate(
   ctx: BridgeContext,
@@ -70,7 +72,7 @@ export async function completionGate(
 ): Promise<{ problems: string[]; digests: Map<string, string> }> {
   const facts = factsOf(run);
   const problems = structuralProblems(facts);
-  const before = await rehashClaimed(ctx, run);
+  const before = await checkArtifacts(ctx, run, 'gate');
   problems.push(...before.problems);
   if (ctx.finishLine) {
     problems.push(
@@ -81,9 +83,11 @@ export async function completionGate(
       })),
     );
   }
-  const after = await rehashClaimed(ctx, run);
-  for (const [path, digest] of before.digests) {
-    if (after.digests.get(path) !== digest)
+  const after = await checkArtifacts(ctx, run, 'gate');
+  // Any file of the check that changed, vanished or appeared since the first pass: bytes the
+  // validators or the privacy scan did not see.
+  for (const path of new Set([...before.digests.keys(), ...after.digests.keys()])) {
+    if (after.digests.get(path) !== before.digests.get(path))
       problems.push(`artifact ${path} changed during the finish-line checks`);
   }
   return { problems: [...new Set(problems)], digests: before.digests };

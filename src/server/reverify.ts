@@ -3,44 +3,12 @@ import { readFile } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { canonicalBytes } from '../storage/mac.js';
 import type { OpenRun } from '../storage/run-files.js';
+import { checkArtifacts } from './artifact-check.js';
 import { factsOf } from './completion.js';
 import type { BridgeContext } from './context.js';
 
-/** Documents whose referenced paths and bytes the privacy check covers beyond the claimed artifacts. */
-const REFERENCED_DOCUMENTS = ['run/packet.json', 'review/review.json', 'rca/rca.json'];
 const VERDICT_CACHE_MAX = 4096;
 const DRIFT_RECHECK_MS = 100;
-
-/**
- * Re-hashes every claimed artifact (and the packet, review and RCA documents when present) in one
- * pass that also scans for the bridge's credential values. Returns the current digests and the
- * problems: a missing, changed, escaping or credential-bearing file.
- */
-async function artifactDrift(
-  ctx: BridgeContext,
-  run: OpenRun,
-): Promise<{ digests: Record<string, string>; problems: string[] }> {
-  const root = run.config.artifactRoot;
-  const digests: Record<string, string> = {};
-  const problems: string[] = [];
-  if (root === null) return { digests, problems };
-  const needles = [ctx.env.accessToken, ctx.env.humanToken, ctx.env.integrityKey.toString('utf8')];
-  const claimed = run.state.artifacts;
-  const paths = [...new Set([...Object.keys(claimed), ...REFERENCED_DOCUMENTS])];
-  const expected = Object.fromEntries(Object.values(claimed).map((a) => [a.path, a.sha256]));
-  const results = await ctx.pool.claimMany(root, paths, { needles, expected });
-  for (const r of results) {
-    if (!r.ok) {
-      if (claimed[r.path] || !r.missing) problems.push(`artifact ${r.path}: ${r.message}`);
-      continue;
-    }
-    digests[r.path] = r.sha256;
-    if (claimed[r.path] && claimed[r.path]?.sha256 !== r.sha256)
-      problems.push(`artifact ${r.path} changed after completion`);
-    if (r.leaked) problems.push(`artifact ${r.path} contains a bridge credential value`);
-  }
-  return { digests, problems: problems.sort() };
-}
 
 async function runtimeDrift(ctx: BridgeContext, run: OpenRun): Promise<string[]> {
   const problems: string[] = [];
@@ -101,12 +69,12 @@ async function verdict(ctx: BridgeContext, run: OpenRun, digests: Record<string,
  */
 export async function reverifyCompleted(ctx: BridgeContext, run: OpenRun): Promise<void> {
   if (run.state.status !== 'completed' || ctx.store.quarantineOf(run.runId)) return;
-  let drift = await artifactDrift(ctx, run);
+  let drift = await checkArtifacts(ctx, run, 'read');
   if (drift.problems.length > 0) {
     await delay(DRIFT_RECHECK_MS);
-    drift = await artifactDrift(ctx, run);
+    drift = await checkArtifacts(ctx, run, 'read');
   }
   const problems = [...drift.problems, ...(await runtimeDrift(ctx, run))];
-  if (problems.length === 0) problems.push(...(await verdict(ctx, run, drift.digests)));
+  if (problems.length === 0) problems.push(...(await verdict(ctx, run, Object.fromEntries(drift.digests))));
   for (const p of problems) ctx.store.quarantine(run.runId, p);
 }

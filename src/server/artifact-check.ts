@@ -1,0 +1,56 @@
+import type { OpenRun } from '../storage/run-files.js';
+import type { BridgeContext } from './context.js';
+
+/** Documents whose bytes the privacy check covers beyond the claimed artifacts, when present. */
+const REFERENCED_DOCUMENTS = ['run/packet.json', 'review/review.json', 'rca/rca.json'];
+
+/**
+ * Who is asking, for the wording: the completion gate (a claim drifted since it was verified) or
+ * a completed-run read (it drifted after completion).
+ */
+export type CheckStage = 'gate' | 'read';
+
+export interface ArtifactCheck {
+  /** Current digest of every path checked that resolved. */
+  digests: Map<string, string>;
+  problems: string[];
+}
+
+/**
+ * The one artifact and privacy check of the completion gate and of completed-run reads (CONTRACT
+ * 6): every artifact the journal claims (latest claim per path) is re-resolved and re-hashed
+ * against its claim, and it and every referenced document are scanned for the bridge's
+ * credential values, in one pass in the hash pool. A missing, escaping, unreadable, changed or
+ * credential-bearing file is a problem; a referenced document that does not exist is not.
+ */
+export async function checkArtifacts(
+  ctx: BridgeContext,
+  run: OpenRun,
+  stage: CheckStage,
+): Promise<ArtifactCheck> {
+  const root = run.config.artifactRoot;
+  const digests = new Map<string, string>();
+  const problems: string[] = [];
+  if (root === null) return { digests, problems };
+  const needles = [ctx.env.accessToken, ctx.env.humanToken, ctx.env.integrityKey.toString('utf8')];
+  const claimed = run.state.artifacts;
+  const paths = [...new Set([...Object.keys(claimed), ...REFERENCED_DOCUMENTS])];
+  const expected = Object.fromEntries(Object.values(claimed).map((a) => [a.path, a.sha256]));
+  const results = await ctx.pool.claimMany(root, paths, { needles, expected });
+  for (const r of results) {
+    const claim = claimed[r.path];
+    if (!r.ok) {
+      if (claim && stage === 'gate') problems.push(`artifact ${r.path} cannot be re-verified: ${r.message}`);
+      else if (claim || !r.missing) problems.push(`artifact ${r.path}: ${r.message}`);
+      continue;
+    }
+    digests.set(r.path, r.sha256);
+    if (claim && claim.sha256 !== r.sha256) {
+      problems.push(
+        `artifact ${r.path} ${stage === 'gate' ? 'changed since it was verified' : 'changed after completion'}`,
+      );
+    }
+    if (r.leaked) problems.push(`artifact ${r.path} contains a bridge credential value`);
+  }
+  return { digests, problems: problems.sort() };
+}
