@@ -1,7 +1,11 @@
+import { createHash } from 'node:crypto';
+import { symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import t from 'tap';
-import { cleanup, startTestBridge } from './helpers/bridge.js';
-import { driveToReady, expectBlocked } from './helpers/complete-run.js';
-import { writeArtifact } from './helpers/expect.js';
+import { artifactRefPaths } from '../src/validators/json-scan.js';
+import { cleanup, ev, startTestBridge } from './helpers/bridge.js';
+import { complete, driveToReady, expectBlocked } from './helpers/complete-run.js';
+import { expectRejected, writeArtifact } from './helpers/expect.js';
 
 /**
  * CONTRACT 6 privacy check at the finish line: run.completed refuses a run whose claimed
@@ -42,3 +46,104 @@ t.test(
     t.same(r.body.problems, ['artifact run/packet.json contains a bridge credential value']);
   },
 );
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+
+/** A v2-shaped packet naming `paths` as artifact references, as the run's packet. */
+const packetNaming = (root: string, runId: string, paths: Record<string, string>) =>
+  writeArtifact(
+    root,
+    'run/packet.json',
+    JSON.stringify({
+      schema: 'harness.run-packet.v2',
+      runId,
+      artifacts: Object.entries(paths).map(([path, bytes]) => ({ path, sha256: sha256(bytes) })),
+    }),
+  );
+
+t.test('an access token in a file the packet names refuses run.completed', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  await driveToReady(b, 'p3');
+  const leaked = `extra notes ${b.t.env['HARNESS_BRIDGE_ACCESS_TOKEN']}\n`;
+  await writeArtifact(b.t.artifactRoot, 'notes/extra.txt', leaked);
+  await packetNaming(b.t.artifactRoot, 'p3', { 'notes/extra.txt': leaked });
+  const { r } = await expectBlocked(t, b, 'p3', 1);
+  t.same(r.body.problems, ['artifact notes/extra.txt contains a bridge credential value']);
+});
+
+t.test('a human token in a file the review names as evidence refuses run.completed', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  await driveToReady(b, 'p4');
+  const leaked = `log ${b.t.env['HARNESS_HUMAN_APPROVAL_TOKEN']}`;
+  await writeArtifact(b.t.artifactRoot, 'evidence/scout.log', leaked);
+  const evidence = [{ path: 'evidence/scout.log', sha256: sha256(leaked) }];
+  await writeArtifact(
+    b.t.artifactRoot,
+    'review/review.json',
+    JSON.stringify({ roster: { scout: { evidence } } }),
+  );
+  const { r } = await expectBlocked(t, b, 'p4', 1);
+  t.same(r.body.problems, ['artifact evidence/scout.log contains a bridge credential value']);
+});
+
+t.test('a named path that is missing or reached through a link refuses run.completed', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  await driveToReady(b, 'p5');
+  const outside = join(b.t.dir, 'outside.txt');
+  await writeFile(outside, `secret ${b.t.env['HARNESS_BRIDGE_ACCESS_TOKEN']}`);
+  await writeArtifact(b.t.artifactRoot, 'notes/keep.txt', 'x');
+  await symlink(outside, join(b.t.artifactRoot, 'notes/link.txt'));
+  await packetNaming(b.t.artifactRoot, 'p5', {
+    'notes/gone.txt': '',
+    'notes/link.txt': '',
+    '../outside.txt': '',
+  });
+  const { r } = await expectBlocked(t, b, 'p5', 3);
+  t.match(r.body.problems, [
+    /^artifact \.\.\/outside\.txt named in run\/packet\.json: /,
+    'artifact notes/gone.txt named in run/packet.json: notes/gone.txt does not exist',
+    /^artifact notes\/link\.txt named in run\/packet\.json: /,
+  ]);
+  t.notMatch(JSON.stringify(r.body), b.t.env['HARNESS_BRIDGE_ACCESS_TOKEN']!, 'the link was not followed');
+});
+
+t.test(
+  'an access token planted after completion in a file the packet names quarantines the run',
+  async (t) => {
+    const b = await startTestBridge();
+    t.teardown(() => cleanup(b));
+    await driveToReady(b, 'p6');
+    await writeArtifact(b.t.artifactRoot, 'notes/extra.txt', 'clean notes\n');
+    await packetNaming(b.t.artifactRoot, 'p6', { 'notes/extra.txt': 'clean notes\n' });
+    t.equal((await complete(b, 'p6')).status, 201);
+    t.equal((await b.req('GET', '/runs/p6')).body.run.status, 'completed');
+    await writeFile(
+      join(b.t.artifactRoot, 'notes/extra.txt'),
+      `notes ${b.t.env['HARNESS_BRIDGE_ACCESS_TOKEN']}`,
+    );
+    const got = await b.req('GET', '/runs/p6');
+    t.equal(got.body.run.status, 'quarantined');
+    t.same(got.body.run.quarantine.reasons, ['artifact notes/extra.txt contains a bridge credential value']);
+    await expectRejected(
+      t,
+      b,
+      'p6',
+      () => b.req('POST', '/runs/p6/events', ev({ nodeId: 'handoff' })),
+      409,
+      'run_quarantined',
+    );
+  },
+);
+
+t.test('artifactRefPaths finds every {path, sha256} at any depth and in long arrays', async (t) => {
+  let deep: unknown = { path: 'deep/ref.txt', sha256: 'x' };
+  for (let i = 0; i < 10_000; i++) deep = { nested: [deep] };
+  const inventory = Array.from({ length: 300_000 }, (_, i) => ({ path: `f/${i}`, sha256: 'y', size: 1 }));
+  const found = artifactRefPaths({ deep, inventory, location: { path: 'app.js', symbol: 'add' } });
+  t.equal(found.length, 300_001);
+  t.ok(found.includes('deep/ref.txt'), 'a reference nested 10000 levels down');
+  t.notOk(found.includes('app.js'), 'a path without a digest is not an artifact reference');
+});

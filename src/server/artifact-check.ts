@@ -1,8 +1,29 @@
 import type { OpenRun } from '../storage/run-files.js';
+import { loadJson } from '../validators/documents.js';
+import { artifactRefPaths } from '../validators/json-scan.js';
 import type { BridgeContext } from './context.js';
 
-/** Documents whose bytes the privacy check covers beyond the claimed artifacts, when present. */
+/**
+ * Documents the privacy check covers beyond the claimed artifacts, when present, together with
+ * every artifact they name. The RCA names no artifact: its `rootCause.location` is a repository
+ * path (the defect's source file), not an artifact reference.
+ */
 const REFERENCED_DOCUMENTS = ['run/packet.json', 'review/review.json', 'rca/rca.json'];
+
+/**
+ * Each artifact path named inside the referenced documents (CONTRACT 6: "paths named inside the
+ * packet, review and rca documents"), with the first document naming it. A document that is
+ * missing or not JSON names nothing; its own bytes are still scanned.
+ */
+async function namedPaths(root: string): Promise<Map<string, string>> {
+  const named = new Map<string, string>();
+  for (const doc of REFERENCED_DOCUMENTS) {
+    const loaded = await loadJson(root, doc);
+    if (loaded.kind !== 'ok') continue;
+    for (const path of artifactRefPaths(loaded.value)) if (!named.has(path)) named.set(path, doc);
+  }
+  return named;
+}
 
 /**
  * Who is asking, for the wording: the completion gate (a claim drifted since it was verified) or
@@ -19,9 +40,10 @@ export interface ArtifactCheck {
 /**
  * The one artifact and privacy check of the completion gate and of completed-run reads (CONTRACT
  * 6): every artifact the journal claims (latest claim per path) is re-resolved and re-hashed
- * against its claim, and it and every referenced document are scanned for the bridge's
- * credential values, in one pass in the hash pool. A missing, escaping, unreadable, changed or
- * credential-bearing file is a problem; a referenced document that does not exist is not.
+ * against its claim, and it, every referenced document and every artifact those documents name
+ * are scanned for the bridge's credential values, in one pass in the hash pool. A missing,
+ * escaping, unreadable, changed or credential-bearing file is a problem; a referenced document
+ * that does not exist is not, but a path a document names must resolve inside the root.
  */
 export async function checkArtifacts(
   ctx: BridgeContext,
@@ -34,14 +56,18 @@ export async function checkArtifacts(
   if (root === null) return { digests, problems };
   const needles = [ctx.env.accessToken, ctx.env.humanToken, ctx.env.integrityKey.toString('utf8')];
   const claimed = run.state.artifacts;
-  const paths = [...new Set([...Object.keys(claimed), ...REFERENCED_DOCUMENTS])];
+  const named = await namedPaths(root);
+  const paths = [...new Set([...Object.keys(claimed), ...REFERENCED_DOCUMENTS, ...named.keys()])];
   const expected = Object.fromEntries(Object.values(claimed).map((a) => [a.path, a.sha256]));
   const results = await ctx.pool.claimMany(root, paths, { needles, expected });
   for (const r of results) {
     const claim = claimed[r.path];
+    const namedIn = named.get(r.path);
     if (!r.ok) {
       if (claim && stage === 'gate') problems.push(`artifact ${r.path} cannot be re-verified: ${r.message}`);
-      else if (claim || !r.missing) problems.push(`artifact ${r.path}: ${r.message}`);
+      else if (claim) problems.push(`artifact ${r.path}: ${r.message}`);
+      else if (namedIn) problems.push(`artifact ${r.path} named in ${namedIn}: ${r.message}`);
+      else if (!r.missing) problems.push(`artifact ${r.path}: ${r.message}`);
       continue;
     }
     digests.set(r.path, r.sha256);

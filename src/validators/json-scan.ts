@@ -32,3 +32,24 @@ export function selfDeclaredTrust(doc: unknown): string[] {
     (key, v) => (key !== null && TRUST_KEYS.test(key)) || (typeof v === 'string' && v.includes('-----BEGIN')),
   );
 }
+
+/**
+ * The artifact paths an untrusted document names: every object carrying a string `path` and a
+ * string `sha256` (the shape of an artifact reference and of an inventory entry), at any depth.
+ * No depth or node budget that a hostile document could use to hide a reference: the walk is
+ * iterative and the document's byte cap (DOCUMENT_MAX_BYTES) bounds it.
+ */
+export function artifactRefPaths(doc: unknown): string[] {
+  const paths = new Set<string>();
+  const stack: unknown[] = [doc];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v !== 'object' || v === null) continue;
+    // One push per value: spreading a long array into push() would overflow the call stack.
+    const values = Array.isArray(v) ? v : Object.values(v);
+    for (const x of values) stack.push(x);
+    const { path, sha256 } = v as { path?: unknown; sha256?: unknown };
+    if (!Array.isArray(v) && typeof path === 'string' && typeof sha256 === 'string') paths.add(path);
+  }
+  return [...paths];
+}
