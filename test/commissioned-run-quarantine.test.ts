@@ -2,6 +2,7 @@ import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { commissionedRun, completed, expectQuarantined } from './helpers/commissioned-run.js';
+import { writeArtifact } from './helpers/expect.js';
 
 /**
  * Issue 3 item 6, continued (test/commissioned-run-e2e.test.ts has the byte drift): a completed
@@ -24,4 +25,16 @@ t.test('a credential value written into an artifact quarantines the run', async 
   });
   const body = await expectQuarantined(t, c, /^artifact rca\/rca\.json contains a bridge credential value$/);
   t.notMatch(JSON.stringify(body), token, 'the credential is never echoed');
+});
+
+t.test('a file added to the artifact root after a cached read is not answered from the cache', async (t) => {
+  const c = await commissionedRun(t);
+  await completed(t, c);
+  t.equal((await c.b.req('GET', `/runs/${c.f.runId}`)).body.run.status, 'completed', 'a cached re-read');
+  const before = (await c.b.req('GET', '/health')).body.cache;
+  t.ok(before.hits >= 1, `the verdict cache was hit: ${JSON.stringify(before)}`);
+  await writeArtifact(c.f.root, 'notes/x.md', 'added after completion\n');
+  await expectQuarantined(t, c, /^review-signature: unsigned evidence change: /);
+  const after = (await c.b.req('GET', '/health')).body.cache;
+  t.equal(after.executions, before.executions + 1, 'the read after the addition was a cache miss');
 });

@@ -28,12 +28,22 @@ async function runtimeDrift(ctx: BridgeContext, run: OpenRun): Promise<string[]>
 }
 
 /**
- * The finish-line verdict for a completed run, from a cache keyed by everything that could change
- * it (journal head, validator runtime, trust pin, closure status, current artifact digests). A hit
- * replays a verdict computed for exactly these inputs; it never turns a failure into a pass.
+ * The finish-line verdict for a completed run, from a cache keyed by everything in the bridge's
+ * view that could change it: journal head, validator runtime, trust pin, closure status, current
+ * digests of the checked artifacts, and the lstat inventory of the whole artifact root, since the
+ * validators read more than the checked files (the review signature covers an inventory of the
+ * root, so one added file changes their verdict). A hit replays a verdict computed for exactly
+ * these inputs; it never turns a failure into a pass. A root without an inventory digest (too
+ * large, unreadable) is never answered from the cache.
  */
-async function verdict(ctx: BridgeContext, run: OpenRun, digests: Record<string, string>): Promise<string[]> {
+async function verdict(
+  ctx: BridgeContext,
+  run: OpenRun,
+  digests: Record<string, string>,
+  inventory: string | null,
+): Promise<string[]> {
   if (!ctx.finishLine) return [];
+  const cacheable = run.config.artifactRoot === null || inventory !== null;
   const key = createHash('sha256')
     .update(
       canonicalBytes({
@@ -43,10 +53,11 @@ async function verdict(ctx: BridgeContext, run: OpenRun, digests: Record<string,
         trustPin: run.config.trustPin,
         status: run.state.status,
         digests,
+        inventory,
       }),
     )
     .digest('hex');
-  const cached = ctx.verdicts.get(key);
+  const cached = cacheable ? ctx.verdicts.get(key) : undefined;
   if (cached) {
     ctx.cache.hits++;
     return cached;
@@ -57,6 +68,7 @@ async function verdict(ctx: BridgeContext, run: OpenRun, digests: Record<string,
     repoRoot: ctx.env.repoRoot,
     trustPin: run.config.trustPin,
   });
+  if (!cacheable) return problems;
   if (ctx.verdicts.size >= VERDICT_CACHE_MAX) ctx.verdicts.delete(ctx.verdicts.keys().next().value as string);
   ctx.verdicts.set(key, problems);
   return problems;
@@ -69,12 +81,17 @@ async function verdict(ctx: BridgeContext, run: OpenRun, digests: Record<string,
  */
 export async function reverifyCompleted(ctx: BridgeContext, run: OpenRun): Promise<void> {
   if (run.state.status !== 'completed' || ctx.store.quarantineOf(run.runId)) return;
+  // Walked in a pool thread while the artifacts are re-hashed; only the verdict cache needs it.
+  const root = run.config.artifactRoot;
+  const inventory =
+    ctx.finishLine && root !== null ? ctx.pool.statInventory(root).catch(() => null) : Promise.resolve(null);
   let drift = await checkArtifacts(ctx, run, 'read');
   if (drift.problems.length > 0) {
     await delay(DRIFT_RECHECK_MS);
     drift = await checkArtifacts(ctx, run, 'read');
   }
   const problems = [...drift.problems, ...(await runtimeDrift(ctx, run))];
-  if (problems.length === 0) problems.push(...(await verdict(ctx, run, Object.fromEntries(drift.digests))));
+  if (problems.length === 0)
+    problems.push(...(await verdict(ctx, run, Object.fromEntries(drift.digests), await inventory)));
   for (const p of problems) ctx.store.quarantine(run.runId, p);
 }

@@ -111,6 +111,12 @@ export class HashPool {
     return (await this.pool.run({ op: 'verify-ed25519', verify } satisfies WorkerTask)) as VerifyResult;
   }
 
+  /** The root's lstat inventory digest, walked off the main thread; null when there is none. */
+  async statInventory(realRoot: string): Promise<string | null> {
+    const task: WorkerTask = { op: 'stat-inventory', root: realRoot };
+    return ((await this.pool.run(task)) as string | null) ?? null;
+  }
+
   get figures(): { threads: number; queued: number; completed: number } {
     return { threads: this.pool.threads.length, queued: this.pool.queueSize, completed: this.pool.completed };
   }

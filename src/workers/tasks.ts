@@ -3,6 +3,7 @@ import { closeSync, readSync } from 'node:fs';
 import { openArtifactSync } from '../validators/artifact-open-sync.js';
 import { ArtifactError } from '../validators/artifact-root.js';
 import { type VerifyResult, type VerifyTask, verifyEd25519 } from '../validators/signature.js';
+import { statInventoryDigest } from './stat-inventory.js';
 
 /**
  * Code that runs inside a worker thread. Results are plain objects: errors crossing the thread
@@ -98,10 +99,12 @@ export type WorkerTask =
       clean?: (string | null)[];
     }
   /** Ed25519 verification (pure; the payload arrives as a Uint8Array copy). */
-  | { op: 'verify-ed25519'; verify: VerifyTask };
+  | { op: 'verify-ed25519'; verify: VerifyTask }
+  /** The lstat inventory digest of an artifact root (stat-inventory.ts). */
+  | { op: 'stat-inventory'; root: string };
 
 /** Piscina entry point: one task may carry many small files (batched) or one large one. */
-export default function run(task: WorkerTask): HashResult[] | ClaimResult[] | VerifyResult {
+export default function run(task: WorkerTask): HashResult[] | ClaimResult[] | VerifyResult | string | null {
   switch (task.op) {
     case 'hash':
       return task.fds.map((fd) => hashDescriptor(fd, task.needles));
@@ -109,6 +112,8 @@ export default function run(task: WorkerTask): HashResult[] | ClaimResult[] | Ve
       return task.paths.map((p, i) => claimOne(task.root, p, task.needles ?? [], task.clean?.[i] ?? null));
     case 'verify-ed25519':
       return verifyEd25519(task.verify);
+    case 'stat-inventory':
+      return statInventoryDigest(task.root);
     default:
       return [];
   }
