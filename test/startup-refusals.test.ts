@@ -8,7 +8,8 @@ import t, { type Test } from 'tap';
 import { type StartOptions, startBridge } from '../src/server/start.js';
 import { trustStoreDigest } from '../src/server/trust-pin.js';
 import { StartupError } from '../src/storage/lease.js';
-import { cleanup, makeTestEnv, startTestBridge, type TestEnv } from './helpers/bridge.js';
+import { cleanup, makeTestEnv, startTestBridge, startupFailure, type TestEnv } from './helpers/bridge.js';
+import { CLI, exitOf } from './helpers/cli.js';
 
 /**
  * SPEC Authentication 1 and 5, Errors 7 and CONTRACT 2 and 7: the bridge fails closed at startup,
@@ -29,13 +30,7 @@ async function refuses(
 ) {
   const full = { ...te.env, ...env };
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete full[k];
-  const err = await startBridge({ ...opts, env: full as NodeJS.ProcessEnv }).then(
-    async (b) => {
-      await b.close();
-      return null;
-    },
-    (e: unknown) => e,
-  );
+  const err = await startupFailure({ ...opts, env: full as NodeJS.ProcessEnv });
   t.ok(err instanceof StartupError, `refused with a StartupError (${String(err)})`);
   const message = err instanceof Error ? err.message : '';
   for (const name of names) t.ok(message.includes(name), `the message names ${name}: ${message}`);
@@ -245,22 +240,8 @@ t.test('data directory refusals', async (t) => {
 });
 
 /** The real CLI: exit code 2 and one line on stderr (CONTRACT 8). Needs `npm run build`. */
-const CLI = join(import.meta.dirname, '..', 'dist', 'src', 'cli', 'main.js');
-
 function bridgeChild(env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, [CLI, 'bridge'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-}
-
-/** How the child exits; one still running after 30 s (it should have refused) is killed, code null. */
-async function exitOf(child: ChildProcess): Promise<{ code: number | null; stderr: string }> {
-  let stderr = '';
-  child.stderr!.on('data', (c: Buffer) => {
-    stderr += c.toString();
-  });
-  const deadline = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  const [code] = await once(child, 'exit');
-  clearTimeout(deadline);
-  return { code: code as number | null, stderr };
 }
 
 t.test('through the CLI: exit code 2 and one line naming the variable', async (t) => {

@@ -31,7 +31,7 @@ export interface StartOptions {
 /**
  * Startup, in the order CONTRACT 7 gives: credentials and numeric ranges, loopback host, the trust
  * pin against the live and committed store, then under the recovery mutex the lease, the
- * legacy-layout check and the store's opening (commit-log replay). Any failure is a StartupError:
+ * legacy-layout and sealed-pin check and the store's opening (commit-log replay). Any failure is a StartupError:
  * one line naming what is wrong, exit 2.
  */
 export async function startBridge(opts: StartOptions = {}): Promise<RunningBridge> {
@@ -47,13 +47,14 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
   let store: RunStore;
   try {
     releaseLease = await acquireLease(env.dataDir);
-    await checkLayout(env.dataDir);
+    const configs = await checkLayout(env.dataDir, env.integrityKey, env.trustPin);
     // Replaying the commit log is recovery: it runs under the mutex, so a crash in the middle
     // leaves the mutex behind for an operator to see rather than a half-recovered directory.
     store = await RunStore.open({
       dataDir: env.dataDir,
       integrityKey: env.integrityKey,
       trustPin: env.trustPin,
+      configs,
       ...opts.storage,
     });
   } catch (err) {

@@ -9,7 +9,7 @@ import { IdIndex } from './id-index.js';
 import { JournalWriter, scanJournal } from './journal.js';
 import { macEqual } from './mac.js';
 import { type RunPaths, runDirName } from './paths.js';
-import { readSealed, writeSealed } from './sealed-file.js';
+import { parseSealed, readSealed, writeSealed } from './sealed-file.js';
 import { readSnapshot, type Snapshot } from './snapshot.js';
 
 /** A run opened and fully authenticated: the in-memory state every append and read uses. */
@@ -34,6 +34,10 @@ export class RunIntegrityError extends Error {
 
 export function readConfig(path: string, key: Buffer): Promise<RunConfig> {
   return readSealed<RunConfig>(path, key, 'harness.run-config.v1', CONFIG_MAX_BYTES);
+}
+
+export function parseConfig(text: string, key: Buffer): RunConfig {
+  return parseSealed<RunConfig>(text, key, 'harness.run-config.v1', CONFIG_MAX_BYTES);
 }
 
 export function writeConfig(path: string, key: Buffer, config: RunConfig): Promise<void> {
@@ -76,6 +80,8 @@ export async function openRunFiles(
     fail(`run-config.json: ${err.message}`),
   );
   if (config.runId !== runId) fail('run-config.json belongs to another run');
+  // Startup refuses a data directory holding a run sealed under another pin (storage/layout.ts);
+  // this catches a config sealed under another pin that appeared after startup.
   if (config.trustPin !== trustPin)
     fail('the review-trust pin sealed in run-config.json differs from the bridge pin');
   const scan = await scanJournal(key, runId, paths.journal).catch((err: Error) =>

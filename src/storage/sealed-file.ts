@@ -18,7 +18,16 @@ export async function readSealed<T extends object>(
   domain: MacDomain,
   maxBytes: number,
 ): Promise<T> {
-  const text = await readFile(path, 'utf8');
+  return parseSealed<T>(await readFile(path, 'utf8'), key, domain, maxBytes);
+}
+
+/** Authenticates the text of a sealed file already read (startup reads each config once). */
+export function parseSealed<T extends object>(
+  text: string,
+  key: Buffer,
+  domain: MacDomain,
+  maxBytes: number,
+): T {
   if (Buffer.byteLength(text) > maxBytes) throw new SealError(`${domain} file exceeds its ceiling`);
   let parsed: unknown;
   try {

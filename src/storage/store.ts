@@ -13,6 +13,7 @@ import { fsyncDir } from './atomic.js';
 import { CommitLog, type Disputed } from './commit-log.js';
 import { IdIndex } from './id-index.js';
 import { type Appended, JournalAuthError, JournalWriter, type ScanResult } from './journal.js';
+import type { LayoutConfigs } from './layout.js';
 import { sha256Hex } from './mac.js';
 import { isCanonicalRunId, RUN_DIR_PATTERN, runDirName, runPaths } from './paths.js';
 import {
@@ -36,6 +37,8 @@ export interface StoreOptions {
   integrityKey: Buffer;
   trustPin: string;
   cacheSize?: number;
+  /** The configs startup authenticated (storage/layout.ts), so each is read once. */
+  configs?: LayoutConfigs;
   /** Commit-log size that triggers a checkpoint (tests make it small). */
   checkpointBytes?: number;
   log?: (msg: string) => void;
@@ -101,7 +104,9 @@ export class RunStore implements RunStorage {
     for (const dir of dirs) {
       const path = join(opts.dataDir, dir, 'run-config.json');
       try {
-        const config = await readConfig(path, opts.integrityKey);
+        const known = opts.configs?.get(dir);
+        if (known instanceof Error) throw known;
+        const config = known ?? (await readConfig(path, opts.integrityKey));
         if (`run-${sha256Hex(config.runId)}` !== dir)
           throw new Error('run-config.json belongs to another run');
         entries.push({ runId: config.runId, createdAt: config.createdAt });

@@ -117,6 +117,17 @@ export async function startTestBridge(
   return { ...bridge, t: te, req, journal };
 }
 
+/** Starts a bridge that is expected to refuse: the error it throws, or null (closed) if it started. */
+export function startupFailure(opts: StartOptions): Promise<unknown> {
+  return startBridge(opts).then(
+    async (b) => {
+      await b.close();
+      return null;
+    },
+    (e: unknown) => e,
+  );
+}
+
 export async function cleanup(b: TestBridge): Promise<void> {
   await b.close();
   await rm(b.t.dir, { recursive: true, force: true });
