@@ -1,13 +1,22 @@
-import { lstat, readdir, readFile, rm } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunConfig } from '../contract/index.js';
 import { RUN_DIRECTORY_MAX } from '../contract/index.js';
+import { DISPUTED_FILE } from './commit-log.js';
 import { StartupError } from './lease.js';
-import { CONFIG_FILE, LEASE_FILE, MUTEX_FILE, RUN_DIR_PATTERN, runDirName } from './paths.js';
+import { CONFIG_FILE, LEASE_FILE, MUTEX_FILE, RUN_DIR_PATTERN, runDirName, SNAPSHOT_FILE } from './paths.js';
 import { parseConfig } from './run-files.js';
 
 /** Each run directory's config as startup authenticated it, or why it failed (the run is quarantined). */
 export type LayoutConfigs = Map<string, RunConfig | Error>;
+
+interface Findings {
+  links: string[];
+  legacy: string[];
+  otherPin: string[];
+  configs: LayoutConfigs;
+}
 
 /** At most this many entries are named in a refusal, so it stays one readable line. */
 const LISTED = 10;
@@ -15,62 +24,93 @@ const LISTED = 10;
 const listed = (names: string[]): string =>
   `${names.slice(0, LISTED).join(', ')}${names.length > LISTED ? `, ... (${names.length} in all)` : ''}`;
 
+const byName = (a: Dirent, b: Dirent): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
 /**
- * v0.8 never reinterprets pre-v0.8 state: a `<RUN_ID>/run.json` directory, or a run directory
- * without a signed run-config.json, stops startup with the list of entries to archive.
- * Interrupted run creations (`.tmp-run-*`) never held acknowledged data and are removed.
- * Every signed config is authenticated here, once: a run sealed under another review-trust pin
- * stops startup too (SPEC Errors 7), since serving it would mean trusting a pin the operator no
- * longer vouches for, or silently dropping the run. A config that fails authentication is not a
- * layout question: the store quarantines that run with the reason and serves the others.
+ * Pre-v0.8 state in a file name: a snapshot, or raw JSONL events. The bridge's only top-level
+ * JSONL file is its own `commit-disputed.jsonl`.
+ */
+const isRunFile = (name: string): boolean =>
+  name === SNAPSHOT_FILE || (name.endsWith('.jsonl') && name !== DISPUTED_FILE);
+
+/**
+ * v0.8 never reinterprets pre-v0.8 state (SPEC Versioning 2): a `<RUN_ID>/run.json` directory,
+ * raw JSONL events, or a run directory without a signed run-config.json stops startup with the
+ * list of entries to archive. The bridge creates no symbolic link in the data directory and must
+ * never follow one (a linked journal or commit log would be appended to wherever it points, a
+ * linked directory would be read as a run it is not), so any link there, or in a run directory,
+ * stops startup too. Interrupted run creations (`.tmp-run-*`) never held acknowledged data and are
+ * removed. Every signed config is authenticated here, once: a run sealed under another
+ * review-trust pin stops startup (SPEC Errors 7), since serving it would mean trusting a pin the
+ * operator no longer vouches for, or silently dropping the run. A config that fails
+ * authentication is not a layout question: the store quarantines that run and serves the others.
  */
 export async function checkLayout(dataDir: string, key: Buffer, trustPin: string): Promise<LayoutConfigs> {
-  const names = (await readdir(dataDir)).sort();
-  if (names.length > RUN_DIRECTORY_MAX) {
+  const entries = (await readdir(dataDir, { withFileTypes: true })).sort(byName);
+  if (entries.length > RUN_DIRECTORY_MAX) {
     throw new StartupError(`HARNESS_DATA_DIR holds more than ${RUN_DIRECTORY_MAX} entries`);
   }
-  const configs: LayoutConfigs = new Map();
-  const legacy: string[] = [];
-  const otherPin: string[] = [];
-  for (const name of names) {
+  const found: Findings = { links: [], legacy: [], otherPin: [], configs: new Map() };
+  for (const entry of entries) {
+    const name = entry.name;
+    // Both were just taken by this startup (lease.ts), each replacing or refusing what was there.
     if (name === LEASE_FILE || name === MUTEX_FILE) continue;
     const path = join(dataDir, name);
     if (name.startsWith('.tmp-run-')) {
+      // rm removes a link itself, never what it points to.
       await rm(path, { recursive: true, force: true });
-      continue;
+    } else if (entry.isSymbolicLink()) {
+      found.links.push(name);
+    } else if (!entry.isDirectory()) {
+      if (isRunFile(name) || RUN_DIR_PATTERN.test(name)) found.legacy.push(name);
+    } else if (RUN_DIR_PATTERN.test(name)) {
+      await checkRunDir(path, name, key, trustPin, found);
+    } else if ((await readdir(path).catch((): string[] => [])).some(isRunFile)) {
+      found.legacy.push(name);
     }
-    const st = await lstat(path);
-    if (!st.isDirectory()) continue;
-    if (!RUN_DIR_PATTERN.test(name)) {
-      const names2: string[] = await readdir(path).catch(() => []);
-      if (names2.includes('run.json') || names2.includes('events.jsonl')) legacy.push(name);
-      continue;
-    }
-    const text = await readFile(join(path, CONFIG_FILE), 'utf8').catch(() => null);
-    if (text === null || !/"mac"\s*:\s*"[0-9a-f]{64}"/.test(text)) {
-      legacy.push(name);
-      continue;
-    }
-    let config: RunConfig;
-    try {
-      config = parseConfig(text, key);
-    } catch (err) {
-      configs.set(name, err as Error);
-      continue;
-    }
-    configs.set(name, config);
-    // A config copied from another run directory is quarantined by the store instead.
-    if (config.trustPin !== trustPin && runDirName(config.runId) === name) otherPin.push(config.runId);
   }
-  if (legacy.length > 0) {
+  refuse(dataDir, found);
+  return found.configs;
+}
+
+async function checkRunDir(path: string, name: string, key: Buffer, pin: string, found: Findings) {
+  const entries = await readdir(path, { withFileTypes: true }).catch((): Dirent[] => []);
+  const links = entries.filter((e) => e.isSymbolicLink());
+  if (links.length > 0) {
+    for (const link of links.sort(byName)) found.links.push(`${name}/${link.name}`);
+    return;
+  }
+  const text = await readFile(join(path, CONFIG_FILE), 'utf8').catch(() => null);
+  if (text === null || !/"mac"\s*:\s*"[0-9a-f]{64}"/.test(text)) {
+    found.legacy.push(name);
+    return;
+  }
+  let config: RunConfig;
+  try {
+    config = parseConfig(text, key);
+  } catch (err) {
+    found.configs.set(name, err as Error);
+    return;
+  }
+  found.configs.set(name, config);
+  // A config copied from another run directory is quarantined by the store instead.
+  if (config.trustPin !== pin && runDirName(config.runId) === name) found.otherPin.push(config.runId);
+}
+
+function refuse(dataDir: string, found: Findings): void {
+  if (found.links.length > 0) {
     throw new StartupError(
-      `HARNESS_DATA_DIR ${dataDir} holds a legacy pre-v0.8 layout (${listed(legacy)}): archive it and start with a fresh data directory`,
+      `HARNESS_DATA_DIR ${dataDir} holds symbolic links (${listed(found.links)}), which the bridge never creates or follows: remove them, or archive the data directory and start with a fresh one`,
     );
   }
-  if (otherPin.length > 0) {
+  if (found.legacy.length > 0) {
     throw new StartupError(
-      `HARNESS_REVIEW_TRUST_SHA256 differs from the review-trust pin sealed in ${otherPin.length} run(s) of HARNESS_DATA_DIR ${dataDir} (${listed(otherPin)}): restore the pin those runs were created under, or archive the data directory and start with a fresh one`,
+      `HARNESS_DATA_DIR ${dataDir} holds a legacy pre-v0.8 layout (${listed(found.legacy)}): archive it and start with a fresh data directory`,
     );
   }
-  return configs;
+  if (found.otherPin.length > 0) {
+    throw new StartupError(
+      `HARNESS_REVIEW_TRUST_SHA256 differs from the review-trust pin sealed in ${found.otherPin.length} run(s) of HARNESS_DATA_DIR ${dataDir} (${listed(found.otherPin)}): restore the pin those runs were created under, or archive the data directory and start with a fresh one`,
+    );
+  }
 }
