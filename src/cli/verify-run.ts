@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { RUN_ID_PATTERN, type RunConfig } from '../contract/index.js';
+import { type JournalEntry, RUN_ID_PATTERN, type RunConfig } from '../contract/index.js';
 import { JournalAuthError, type ScanResult, scanJournal } from '../storage/journal.js';
 import { macEqual, sha256Hex } from '../storage/mac.js';
 import { CONFIG_FILE, JOURNAL_FILE, SNAPSHOT_FILE } from '../storage/paths.js';
@@ -58,8 +58,12 @@ async function checkConfig(check: RunCheck, dir: string, key: Buffer): Promise<R
 }
 
 async function checkJournal(check: RunCheck, dir: string, key: Buffer): Promise<ScanResult | null> {
+  // The latest claim per path, gathered as the journal streams by (entries are not kept).
+  const onEntry = ({ claim, seq }: JournalEntry) => {
+    if (claim) check.claims.set(claim.path, { sha256: claim.sha256, seq });
+  };
   try {
-    return await scanJournal(key, check.name, join(dir, JOURNAL_FILE), { readOnly: true });
+    return await scanJournal(key, check.name, join(dir, JOURNAL_FILE), { readOnly: true, onEntry });
   } catch (err) {
     if (err instanceof JournalAuthError) check.tampered.push(`events.jsonl: ${err.message}`);
     else if (errno(err) === 'ENOENT') check.tampered.push('events.jsonl is missing');
@@ -80,7 +84,7 @@ async function checkSnapshot(check: RunCheck, dir: string, key: Buffer, scan: Sc
   }
   if (snap.runId !== check.name) return void check.tampered.push('run.json belongs to another run');
   if (scan === null) return; // the binding cannot be checked against a journal that failed
-  if (snap.count > scan.entries.length) {
+  if (snap.count > scan.count) {
     check.tampered.push('run.json is ahead of the journal (journal records are missing)');
   } else if (snap.count > 0 && !macEqual(scan.macs[snap.count - 1] ?? '', snap.headMac)) {
     check.tampered.push('run.json is not bound to this journal');
@@ -112,12 +116,12 @@ export async function authenticateRun(dataDir: string, dirName: string, key: Buf
   check.root = config.artifactRoot;
   const scan = await checkJournal(check, dir, key);
   await checkSnapshot(check, dir, key, scan);
-  if (scan === null) return check;
-  check.events = scan.entries.length;
-  check.tornBytes = scan.truncatedBytes;
-  for (const entry of scan.entries) {
-    if (entry.claim) check.claims.set(entry.claim.path, { sha256: entry.claim.sha256, seq: entry.seq });
+  if (scan === null) {
+    check.claims.clear();
+    return check;
   }
+  check.events = scan.count;
+  check.tornBytes = scan.truncatedBytes;
   if (check.claims.size > 0 && check.root === null) {
     check.tampered.push('the journal claims artifacts but the run has no artifactRoot');
   }

@@ -23,6 +23,11 @@ export const OPEN_RUN_CACHE = 256;
 export const CONFIG_MAX_BYTES = 64 * 1024;
 export const SNAPSHOT_MAX_BYTES = 8 * 1024 * 1024;
 export const JOURNAL_RECORD_MAX_BYTES = 32 * 1024;
+/**
+ * A run's events.jsonl: past this, appends answer 409 run_history_full. It holds the default
+ * 100000 events even at the record ceiling (3.2 GB), and is read back in bounded chunks.
+ */
+export const JOURNAL_MAX_BYTES = 4 * 1024 * 1024 * 1024;
 /** Run directories read at startup before refusing to continue. */
 export const RUN_DIRECTORY_MAX = 100_000;
 /** Write a snapshot after this many appends since the last one (lazy, amortised O(1)). */

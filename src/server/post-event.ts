@@ -134,6 +134,12 @@ async function accept(
       'the run holds the maximum number of events; continue under a new run ID',
     );
   }
+  if (run.journal.full) {
+    throw new BridgeError(
+      'run_history_full',
+      'the run journal is at its byte ceiling; continue under a new run ID',
+    );
+  }
   const setsUp = incoming.artifactRoot !== undefined || incoming.adapterPath !== undefined;
   const differs = setsUp ? await sealOrCompareSetup(ctx, run, incoming) : [];
   if (differs.length > 0)

@@ -1,6 +1,6 @@
 import { type FileHandle, open } from 'node:fs/promises';
 import type { ArtifactClaim, CompletionSeal, JournalEntry, StoredEvent } from '../contract/index.js';
-import { JOURNAL_RECORD_MAX_BYTES } from '../contract/index.js';
+import { JOURNAL_MAX_BYTES, JOURNAL_RECORD_MAX_BYTES } from '../contract/index.js';
 import type { CommitLog, LoggedJournal } from './commit-log.js';
 import { datasync } from './fd-io.js';
 import { canonicalBytes, GENESIS, mac, macEqual, macText } from './mac.js';
@@ -99,49 +99,93 @@ export function verifyLine(
 }
 
 export interface ScanResult {
-  entries: JournalEntry[];
+  /** Records authenticated. */
+  count: number;
   offsets: number[];
   macs: string[];
   size: number;
   truncatedBytes: number;
 }
 
+export interface ScanOptions {
+  /** Offline verification: open for reading only, report a torn tail without cutting it. */
+  readOnly?: boolean;
+  /** Called with each authenticated entry in journal order; the scan itself keeps none. */
+  onEntry?: (entry: JournalEntry) => void;
+  /** Bytes read at a time (tests make it small to put records across reads). */
+  chunkBytes?: number;
+}
+
+/** Reads of this size keep a scan's memory bounded whatever the journal's size. */
+export const SCAN_CHUNK_BYTES = 1024 * 1024;
+
 /**
- * Reads and authenticates the whole journal. An incomplete last line (no newline: a write torn
- * by a crash, never acknowledged because its fdatasync had not returned) is cut off; any complete
- * line that fails authentication is an error, never skipped. `readOnly` (offline verification)
- * opens the file for reading only and reports a torn tail in `truncatedBytes` without cutting it.
+ * Reads and authenticates the whole journal, a chunk at a time: memory stays bounded by one chunk
+ * plus one record (the bridge never writes a line longer than JOURNAL_RECORD_MAX_BYTES), however
+ * large the file, and entries go to `onEntry` instead of being collected. An incomplete last line
+ * (no newline: a write torn by a crash, never acknowledged because its fdatasync had not
+ * returned) is cut off; any complete line that fails authentication, or is longer than any record
+ * the bridge writes, is an error, never skipped. `readOnly` (offline verification) opens the file
+ * for reading only and reports a torn tail in `truncatedBytes` without cutting it.
  */
 export async function scanJournal(
   key: Buffer,
   runId: string,
   path: string,
-  opts: { readOnly?: boolean } = {},
+  opts: ScanOptions = {},
 ): Promise<ScanResult> {
+  const chunk = Math.max(1, opts.chunkBytes ?? SCAN_CHUNK_BYTES);
+  const onEntry = opts.onEntry;
   const handle = await open(path, opts.readOnly ? 'r' : 'r+');
   try {
-    const buf = await handle.readFile();
-    const end = buf.lastIndexOf(0x0a) + 1;
-    const entries: JournalEntry[] = [];
+    // Holds the unfinished line carried over (under one record) and the next chunk after it.
+    const buf = Buffer.allocUnsafe(JOURNAL_RECORD_MAX_BYTES + chunk);
     const offsets: number[] = [];
     const macs: string[] = [];
     let prev = GENESIS;
-    let offset = 0;
-    while (offset < end) {
-      const nl = buf.indexOf(0x0a, offset);
-      const seq = entries.length;
-      const r = verifyLine(key, runId, buf.toString('utf8', offset, nl), seq, prev);
-      entries.push({ seq, event: r.event, claim: r.claim, seal: r.seal ?? null });
-      offsets.push(offset);
-      macs.push(r.mac);
-      prev = r.mac;
-      offset = nl + 1;
+    let base = 0; // file offset of buf[0]
+    let len = 0; // bytes of buf in use
+    let lineStart = 0; // file offset of the line not yet ended
+    let overlong = false; // inside a line already longer than any record
+    for (;;) {
+      const { bytesRead } = await handle.read(buf, len, chunk, base + len);
+      if (bytesRead === 0) break;
+      len += bytesRead;
+      const view = buf.subarray(0, len);
+      let at = 0;
+      let nl = view.indexOf(0x0a, at);
+      if (overlong && nl >= 0)
+        throw new JournalAuthError(`journal record ${offsets.length} exceeds its ceiling`);
+      while (nl >= 0) {
+        const seq = offsets.length;
+        const r = verifyLine(key, runId, view.toString('utf8', at, nl), seq, prev);
+        onEntry?.({ seq, event: r.event, claim: r.claim, seal: r.seal ?? null });
+        offsets.push(base + at);
+        macs.push(r.mac);
+        prev = r.mac;
+        at = nl + 1;
+        nl = view.indexOf(0x0a, at);
+      }
+      if (!overlong) lineStart = base + at;
+      if (overlong || len - at >= JOURNAL_RECORD_MAX_BYTES) {
+        // No record is this long: a later newline makes it a forged record (an error above), the
+        // end of the file makes it a torn tail. Its bytes are not kept meanwhile.
+        overlong = true;
+        base += len;
+        len = 0;
+      } else {
+        buf.copy(buf, 0, at, len);
+        base += at;
+        len -= at;
+      }
     }
-    if (end < buf.length && !opts.readOnly) {
+    const end = lineStart;
+    const total = base + len;
+    if (end < total && !opts.readOnly) {
       await handle.truncate(end);
       await handle.datasync();
     }
-    return { entries, offsets, macs, size: end, truncatedBytes: buf.length - end };
+    return { count: offsets.length, offsets, macs, size: end, truncatedBytes: total - end };
   } finally {
     await handle.close();
   }
@@ -164,6 +208,8 @@ export class JournalWriter implements LoggedJournal {
   private closed = false;
   private closeError: Error | null = null;
   readonly logPrefix: Buffer;
+  /** Past this size a record of the largest size might not fit under the journal's ceiling. */
+  private readonly roomBelow: number;
 
   private constructor(
     private readonly handle: FileHandle,
@@ -173,8 +219,10 @@ export class JournalWriter implements LoggedJournal {
     public readonly offsets: number[],
     private head: string,
     private size: number,
+    private readonly maxBytes: number,
   ) {
     this.logPrefix = Buffer.from(`${runId} `);
+    this.roomBelow = maxBytes - JOURNAL_RECORD_MAX_BYTES;
   }
 
   get fd(): number {
@@ -187,6 +235,7 @@ export class JournalWriter implements LoggedJournal {
     path: string,
     scan: ScanResult,
     commitLog: CommitLog,
+    maxBytes: number = JOURNAL_MAX_BYTES,
   ): Promise<JournalWriter> {
     const handle = await open(path, 'a+');
     return new JournalWriter(
@@ -197,11 +246,20 @@ export class JournalWriter implements LoggedJournal {
       scan.offsets,
       scan.macs.at(-1) ?? GENESIS,
       scan.size,
+      maxBytes,
     );
   }
 
   get count(): number {
     return this.offsets.length;
+  }
+
+  /**
+   * The journal is at its byte ceiling: the next record might not fit. Checked before an event is
+   * accepted (409 run_history_full), so nothing is stored; one comparison on the append path.
+   */
+  get full(): boolean {
+    return this.size > this.roomBelow;
   }
 
   get headMac(): string {
@@ -223,6 +281,7 @@ export class JournalWriter implements LoggedJournal {
     const sealed = sealRecord(this.key, this.runId, seq, this.head, event, claim, seal);
     const bytes = Buffer.from(sealed.line);
     if (bytes.length > JOURNAL_RECORD_MAX_BYTES) throw new RangeError('journal record exceeds its ceiling');
+    if (this.size + bytes.length > this.maxBytes) throw new RangeError('the journal is at its ceiling');
     this.offsets.push(this.size);
     this.size += bytes.length;
     this.head = sealed.mac;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JournalEntry, RunConfig, RunState } from '../contract/index.js';
-import { applyEntry, CONFIG_MAX_BYTES, emptyState } from '../contract/index.js';
+import { applyEntry, CONFIG_MAX_BYTES, emptyState, JOURNAL_MAX_BYTES } from '../contract/index.js';
 import { fsyncDir } from './atomic.js';
 import type { CommitLog } from './commit-log.js';
 import { IdIndex } from './id-index.js';
@@ -72,6 +72,7 @@ export async function openRunFiles(
   key: Buffer,
   trustPin: string,
   commitLog: CommitLog,
+  journalMaxBytes: number = JOURNAL_MAX_BYTES,
 ): Promise<{ run: OpenRun; snapshotStale: boolean; truncatedBytes: number }> {
   const fail = (reason: string): never => {
     throw new RunIntegrityError(reason);
@@ -84,35 +85,37 @@ export async function openRunFiles(
   // this catches a config sealed under another pin that appeared after startup.
   if (config.trustPin !== trustPin)
     fail('the review-trust pin sealed in run-config.json differs from the bridge pin');
-  const scan = await scanJournal(key, runId, paths.journal).catch((err: Error) =>
-    fail(`events.jsonl: ${err.message}`),
-  );
-
+  // The snapshot is read first so the journal's entries can be applied as they stream by (a
+  // journal may be gigabytes: its entries are never all held at once). Its failures are reported
+  // after the journal's, as before; a state built on a snapshot that then fails is discarded.
   let snap: Snapshot | null = null;
+  let snapError: Error | null = null;
   try {
     snap = await readSnapshot(paths.snapshot, key);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') fail(`run.json: ${(err as Error).message}`);
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') snapError = err as Error;
   }
-  let state: RunState;
-  let from = 0;
+  const usable = snap !== null && snap.runId === runId ? snap : null;
+  const state: RunState = usable?.state ?? emptyState(runId, config.createdAt);
+  const from = usable?.count ?? 0;
+  const ids = new IdIndex();
+  const onEntry = (entry: JournalEntry) => {
+    ids.add(entry.event.id, entry.seq);
+    if (entry.seq >= from) applyEntry(state, entry);
+  };
+  const scan = await scanJournal(key, runId, paths.journal, { onEntry }).catch((err: Error) =>
+    fail(`events.jsonl: ${err.message}`),
+  );
+  if (snapError) fail(`run.json: ${snapError.message}`);
   if (snap) {
-    if (snap.runId !== runId) fail('run.json belongs to another run');
-    if (snap.count > scan.entries.length)
-      fail('run.json is ahead of the journal (journal records are missing)');
+    if (!usable) fail('run.json belongs to another run');
+    if (snap.count > scan.count) fail('run.json is ahead of the journal (journal records are missing)');
     const head = snap.count === 0 ? null : scan.macs[snap.count - 1];
     if (head !== null && (head === undefined || !macEqual(head, snap.headMac))) {
       fail('run.json is not bound to this journal');
     }
-    state = snap.state;
-    from = snap.count;
-  } else {
-    state = emptyState(runId, config.createdAt);
   }
-  const ids = new IdIndex();
-  for (const entry of scan.entries) ids.add(entry.event.id, entry.seq);
-  for (const entry of scan.entries.slice(from)) applyEntry(state, entry as JournalEntry);
-  const journal = await JournalWriter.open(key, runId, paths.journal, scan, commitLog);
+  const journal = await JournalWriter.open(key, runId, paths.journal, scan, commitLog, journalMaxBytes);
   const run: OpenRun = {
     runId,
     paths,
@@ -120,12 +123,12 @@ export async function openRunFiles(
     state,
     journal,
     ids,
-    sinceSnapshot: scan.entries.length - from,
+    sinceSnapshot: scan.count - from,
     pins: 0,
   };
   return {
     run,
-    snapshotStale: snap === null || from < scan.entries.length,
+    snapshotStale: snap === null || from < scan.count,
     truncatedBytes: scan.truncatedBytes,
   };
 }

@@ -30,7 +30,7 @@ import type { LoadResult, QuarantineInfo, RunStorage } from './types.js';
 export type { LoadResult, QuarantineInfo } from './types.js';
 
 /** A fresh empty scan per new run: the writer owns and grows its `offsets` array. */
-const emptyScan = (): ScanResult => ({ entries: [], offsets: [], macs: [], size: 0, truncatedBytes: 0 });
+const emptyScan = (): ScanResult => ({ count: 0, offsets: [], macs: [], size: 0, truncatedBytes: 0 });
 
 export interface StoreOptions {
   dataDir: string;
@@ -39,6 +39,8 @@ export interface StoreOptions {
   cacheSize?: number;
   /** The configs startup authenticated (storage/layout.ts), so each is read once. */
   configs?: LayoutConfigs;
+  /** Each journal's byte ceiling (default JOURNAL_MAX_BYTES; tests make it small). */
+  journalMaxBytes?: number;
   /** Commit-log size that triggers a checkpoint (tests make it small). */
   checkpointBytes?: number;
   log?: (msg: string) => void;
@@ -190,6 +192,7 @@ export class RunStore implements RunStorage {
           this.opts.integrityKey,
           this.opts.trustPin,
           this.commitLog,
+          this.opts.journalMaxBytes,
         );
         run = opened.run;
         if (opened.truncatedBytes > 0)
@@ -225,6 +228,7 @@ export class RunStore implements RunStorage {
       paths.journal,
       emptyScan(),
       this.commitLog,
+      this.opts.journalMaxBytes,
     );
     const run: OpenRun = {
       runId: config.runId,
