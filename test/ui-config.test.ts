@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { Command } from 'commander';
 import t from 'tap';
 import { UsageError } from '../src/cli/env.js';
@@ -6,6 +8,7 @@ import { registerUi } from '../src/cli/ui.js';
 import { isLoopbackHost } from '../src/contract/loopback.js';
 import { loadUiConfig } from '../src/ui/config.js';
 import { UI_ERROR_CODES } from '../src/ui/errors.js';
+import { CLI, exitOf } from './helpers/cli.js';
 
 const GOOD = { HARNESS_BRIDGE_ACCESS_TOKEN: 'ui-config-access-token-0123456789abcdef' };
 
@@ -86,4 +89,21 @@ t.test('`harness ui` refuses before listening, with one line naming the variable
     name: 'UsageError',
     message: /^HARNESS_BRIDGE_PROXY_TIMEOUT_MS/,
   });
+});
+
+t.test('`harness ui` on a port already in use: exit 2, one line naming HARNESS_UI_PORT', async (t) => {
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+  const port = String((taken.address() as AddressInfo).port);
+  const child = spawn(process.execPath, [CLI, 'ui'], {
+    env: { PATH: process.env['PATH'] ?? '', ...GOOD, HARNESS_UI_PORT: port },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const { code, stderr } = await exitOf(child);
+  t.equal(code, 2, stderr);
+  const lines = stderr.trimEnd().split('\n');
+  t.equal(lines.length, 1, stderr);
+  t.ok(lines[0]!.includes('HARNESS_UI_PORT') && lines[0]!.includes(port), stderr);
+  t.notOk(stderr.includes(GOOD.HARNESS_BRIDGE_ACCESS_TOKEN), 'no credential echoed');
 });

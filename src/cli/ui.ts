@@ -1,6 +1,9 @@
 import type { Command } from 'commander';
 import { loadUiConfig } from '../ui/config.js';
 import { buildUiServer } from '../ui/server.js';
+import { UsageError } from './env.js';
+
+const oneLine = (err: unknown): string => (err instanceof Error ? err.message : String(err)).split('\n')[0]!;
 
 /**
  * `harness ui`: the web app and the read-only /api/bridge proxy. Configuration comes from the
@@ -15,7 +18,16 @@ export function registerUi(program: Command): void {
     .action(async () => {
       const config = loadUiConfig(process.env);
       const app = await buildUiServer({ ...config, logger: { level: 'warn' } });
-      await app.listen({ host: config.host, port: config.port });
+      try {
+        await app.listen({ host: config.host, port: config.port });
+      } catch (err) {
+        // A port in use (or a host not configured) is the environment's fault: exit 2, one line
+        // naming the variables, as the bridge does for HARNESS_BRIDGE_PORT.
+        await app.close();
+        throw new UsageError(
+          `harness ui refuses to start: HARNESS_UI_PORT ${config.port} cannot be bound on HARNESS_UI_HOST ${config.host}: ${oneLine(err)}`,
+        );
+      }
       const address = app.server.address();
       const port = typeof address === 'object' && address !== null ? address.port : config.port;
       const host = config.host.includes(':') ? `[${config.host}]` : config.host;
