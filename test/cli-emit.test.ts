@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { cleanup, startTestBridge } from './helpers/bridge.js';
@@ -113,6 +114,22 @@ t.test('harness emit', async (t) => {
     t.equal(r.code, 1);
     t.ok(r.stderr.startsWith('event_contract_violation'), r.stderr);
     t.ok((await b.journal('em')).equals(before), 'journal bytes unchanged');
+  });
+
+  t.test('--self-heal-pr-url may name the local proposal self_heal/pr.json', async (t) => {
+    const root = b.t.artifactRoot;
+    t.equal((await emit(['emheal', 'run.created', 'intake', 'go', '--artifact-root', root])).code, 0);
+    await mkdir(join(root, 'self_heal'), { recursive: true });
+    await writeFile(join(root, 'self_heal', 'pr.json'), '{}');
+    const args = ['emheal', 'self_heal.pr_proposed', 'self-heal', 'proposed'];
+    const r = await emit([...args, '--self-heal-pr-url', 'self_heal/pr.json']);
+    t.equal(r.code, 0, r.stderr);
+    t.equal(JSON.parse(r.stdout).event.claim?.path, 'self_heal/pr.json', 'verified and claimed');
+    const before = await b.journal('emheal');
+    const bad = await emit([...args, '--self-heal-pr-url', 'self_heal/other.json']);
+    t.equal(bad.code, 1);
+    t.ok(bad.stderr.startsWith('event_contract_violation'), bad.stderr);
+    t.ok((await b.journal('emheal')).equals(before), 'journal bytes unchanged');
   });
 });
 

@@ -5,7 +5,7 @@ import { DEFAULT_ARTIFACT_BY_NODE, NODE_IDS, type NodeId } from '../src/contract
 import type { FinishLineGate } from '../src/server/context.js';
 import { cleanup, ev, startTestBridge, type TestBridge } from './helpers/bridge.js';
 import { expectBlocked } from './helpers/complete-run.js';
-import { expectRejected } from './helpers/expect.js';
+import { expectRejected, records } from './helpers/expect.js';
 
 /**
  * SPEC completion rules 1-4 and 10, CONTRACT 5: each structural rule alone blocks `run.completed`
@@ -191,6 +191,46 @@ t.test('rule 4: a verified self_heal/pr.json proposal resolves a detection', asy
   t.equal(r.status, 201, JSON.stringify(r.body));
   t.equal((await b.req('POST', '/runs/c7/events', completion())).status, 201);
 });
+
+t.test(
+  'rule 4: selfHealPrUrl naming the local proposal resolves a detection like the artifact form',
+  async (t) => {
+    const b = await setup(t);
+    await drive(b, 'c7b');
+    t.equal(
+      (await b.req('POST', '/runs/c7b/events', ev({ type: 'self_heal.detected', nodeId: 'self-heal' })))
+        .status,
+      201,
+    );
+    const proposed = ev({
+      type: 'self_heal.pr_proposed',
+      nodeId: 'self-heal',
+      selfHealPrUrl: 'self_heal/pr.json',
+    });
+    // Named but not written yet: refused before append, like the artifact form.
+    await expectRejected(
+      t,
+      b,
+      'c7b',
+      () => b.req('POST', '/runs/c7b/events', proposed),
+      400,
+      'artifact_verification_failed',
+    );
+    await expectBlocked(t, b, 'c7b', 1);
+    await writeFile(
+      join(b.t.artifactRoot, 'self_heal', 'pr.json'),
+      '{"schema":"harness.self-heal-proposal.v1"}',
+    );
+    const r = await b.req('POST', '/runs/c7b/events', proposed);
+    t.equal(r.status, 201, JSON.stringify(r.body));
+    t.equal(r.body['event'].claim?.path, 'self_heal/pr.json', 'the proposal is claimed in the journal');
+    t.equal(records(await b.journal('c7b')).at(-1)?.claim?.path, 'self_heal/pr.json');
+    const view = (await b.req('GET', '/runs/c7b')).body['run'];
+    t.match(view.selfHeal, { resolved: true, artifact: 'self_heal/pr.json', prUrl: null });
+    t.equal(view.completionPreview.ready, true, JSON.stringify(view.completionPreview));
+    t.equal((await b.req('POST', '/runs/c7b/events', completion())).status, 201);
+  },
+);
 
 t.test('rule 10: a required artifact changed or deleted after its claim blocks', async (t) => {
   const b = await setup(t);

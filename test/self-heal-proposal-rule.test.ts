@@ -3,8 +3,9 @@ import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import type { RunConfig, RunState } from '../src/contract/index.js';
+import { applyEntry, emptyState, type RunConfig, type RunState } from '../src/contract/index.js';
 import type { RunFacts } from '../src/validators/facts.js';
+import { selfHealResolved } from '../src/validators/self-heal.js';
 import { selfHealProposal } from '../src/validators/self-heal-proposal.js';
 
 /**
@@ -67,4 +68,38 @@ t.test('a missing patch, or the proposal as its own patch, is refused', async (t
 t.test('a run not resolved by a proposal has nothing for this rule', async (t) => {
   const other = { ...facts, state: { selfHeal: { resolution: null } } as unknown as RunState };
   t.same(await selfHealProposal(other, env), []);
+});
+
+t.test('a resolution naming the proposal by selfHealPrUrl reaches both self-heal rules', async (t) => {
+  const state = emptyState('heal', '2026-11-23T00:00:00.000Z');
+  const event = (seq: number, type: 'self_heal.detected' | 'self_heal.pr_proposed', over = {}) => ({
+    seq,
+    event: {
+      id: `e${seq}`,
+      ts: '2026-11-23T00:00:01.000Z',
+      type,
+      actor: 'harness' as const,
+      runMode: 'live' as const,
+      eventSource: 'api' as const,
+      nodeId: 'self-heal' as const,
+      message: 'm',
+      status: 'ok' as const,
+      ...over,
+    },
+    claim: null,
+  });
+  applyEntry(state, event(0, 'self_heal.detected'));
+  const claim = { path: 'self_heal/pr.json', sha256: sha('{}'), size: 2, mtimeMs: 1 };
+  applyEntry(state, { ...event(1, 'self_heal.pr_proposed', { selfHealPrUrl: 'self_heal/pr.json' }), claim });
+  const local = { ...facts, state } satisfies RunFacts;
+  t.same(state.selfHeal.resolution, {
+    type: 'self_heal.pr_proposed',
+    prUrl: null,
+    artifact: 'self_heal/pr.json',
+  });
+  t.same(selfHealResolved(local), [], 'the structural rule sees a verified proposal');
+  await problemsWith({});
+  t.same(await selfHealProposal(local, env), [], 'the content rule validates it');
+  await problemsWith({ runId: 'other' });
+  t.same(await selfHealProposal(local, env), ['self_heal/pr.json runId is not this run']);
 });

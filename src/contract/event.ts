@@ -12,6 +12,7 @@ import {
   TStatus,
 } from './enums.js';
 import { EVENT_ID_MAX, PATH_FIELD_MAX, RUN_ID_PATTERN_SOURCE, TEXT_FIELD_MAX } from './limits.js';
+import { SELF_HEAL_PROPOSAL_PATH } from './nodes.js';
 
 const Text = (description: string) => Type.String({ maxLength: TEXT_FIELD_MAX, description });
 const PathText = (description: string) =>
@@ -46,7 +47,9 @@ export const RunEventSchema = Type.Object(
     recoveryPath: Type.Optional(Text('required when the node failed')),
     approvalOwner: Type.Optional(Text('required when the node needs approval')),
     approvalScope: Type.Optional(Text('required when the node needs approval')),
-    selfHealPrUrl: Type.Optional(Text('pull request URL or local proposal reference')),
+    selfHealPrUrl: Type.Optional(
+      Text('pull request URL, or the local proposal reference self_heal/pr.json (pr_proposed only)'),
+    ),
   },
   { additionalProperties: false, $id: 'RunEvent', title: 'RunEvent' },
 );
@@ -121,11 +124,7 @@ export function eventRuleProblems(event: RunEvent): string[] {
       }
       break;
     case 'self_heal.pr_proposed':
-      if (!isPullRequestUrl(event.selfHealPrUrl) && event.artifact === undefined) {
-        problems.push(
-          'self_heal.pr_proposed requires selfHealPrUrl (a pull or merge request URL) or artifact self_heal/pr.json',
-        );
-      }
+      problems.push(...proposalProblems(event));
       break;
     default:
       break;
@@ -140,6 +139,39 @@ export function modeSourceProblems(runMode: RunMode, eventSource: EventSource): 
   return [
     `eventSource ${eventSource} is not allowed with runMode ${runMode} (allowed: ${SOURCES_BY_MODE[runMode].join(', ')})`,
   ];
+}
+
+/**
+ * SPEC field table: a pr_proposed's selfHealPrUrl is a pull request URL or the local proposal
+ * reference `self_heal/pr.json`; the proposal may also be named by `artifact`. A local proposal,
+ * however named, is verified and claimed at append. Both names given must agree; any other
+ * selfHealPrUrl is refused, so nothing unverifiable ever stands for a resolution.
+ */
+function proposalProblems(event: RunEvent): string[] {
+  const url = event.selfHealPrUrl;
+  if (url === undefined) {
+    return event.artifact === undefined
+      ? [
+          `self_heal.pr_proposed requires selfHealPrUrl (a pull or merge request URL, or ${SELF_HEAL_PROPOSAL_PATH}) or artifact ${SELF_HEAL_PROPOSAL_PATH}`,
+        ]
+      : [];
+  }
+  if (url === SELF_HEAL_PROPOSAL_PATH) {
+    return event.artifact === undefined || event.artifact === url
+      ? []
+      : [`selfHealPrUrl ${SELF_HEAL_PROPOSAL_PATH} and artifact name different proposals`];
+  }
+  return isPullRequestUrl(url)
+    ? []
+    : [
+        `self_heal.pr_proposed selfHealPrUrl must be an https pull or merge request URL or ${SELF_HEAL_PROPOSAL_PATH}`,
+      ];
+}
+
+/** The local proposal a pr_proposed names (by `artifact` or selfHealPrUrl), if any. */
+export function proposalArtifact(event: RunEvent): string | undefined {
+  if (event.artifact !== undefined) return event.artifact;
+  return event.selfHealPrUrl === SELF_HEAL_PROPOSAL_PATH ? SELF_HEAL_PROPOSAL_PATH : undefined;
 }
 
 /** CONTRACT section 6: relative POSIX paths without `..`, `\`, NUL or a leading `/`. */

@@ -1,6 +1,7 @@
 import type { EventType, NodeId, NodeState, RunMode } from './enums.js';
 import { NODE_IDS } from './enums.js';
 import type { StoredEvent } from './event.js';
+import { SELF_HEAL_PROPOSAL_PATH } from './nodes.js';
 
 /** The SHA-256 claim `artifact.written` records in the journal (CONTRACT section 6). */
 export interface ArtifactClaim {
@@ -190,7 +191,8 @@ export function applyEntry(state: RunState, entry: JournalEntry): void {
       state.selfHeal.resolvedSeq = seq;
       state.selfHeal.resolution = {
         type: event.type,
-        prUrl: event.selfHealPrUrl ?? null,
+        // The local reference is no URL: the proposal it names is the claimed artifact.
+        prUrl: event.selfHealPrUrl === SELF_HEAL_PROPOSAL_PATH ? null : (event.selfHealPrUrl ?? null),
         artifact: entry.claim?.path ?? null,
       };
       break;

@@ -6,7 +6,12 @@ import type {
   RunEvent,
   StoredEvent,
 } from '../contract/index.js';
-import { BridgeError, findPendingApproval, SELF_HEAL_PROPOSAL_PATH } from '../contract/index.js';
+import {
+  BridgeError,
+  findPendingApproval,
+  proposalArtifact,
+  SELF_HEAL_PROPOSAL_PATH,
+} from '../contract/index.js';
 import { macEqual, secretDigest } from '../storage/mac.js';
 import type { OpenRun } from '../storage/run-files.js';
 import { ArtifactError, claimArtifact } from '../validators/artifact-root.js';
@@ -193,9 +198,11 @@ async function accept(
       claim = await verify(ctx, run, expected);
       break;
     }
-    case 'self_heal.pr_proposed':
-      if (incoming.artifact !== undefined) {
-        if (incoming.artifact !== SELF_HEAL_PROPOSAL_PATH) {
+    case 'self_heal.pr_proposed': {
+      // A local proposal named by `artifact` or by selfHealPrUrl is verified and claimed alike.
+      const proposal = proposalArtifact(incoming);
+      if (proposal !== undefined) {
+        if (proposal !== SELF_HEAL_PROPOSAL_PATH) {
           throw new BridgeError(
             'artifact_verification_failed',
             `a self-heal proposal artifact is ${SELF_HEAL_PROPOSAL_PATH}`,
@@ -204,6 +211,7 @@ async function accept(
         claim = await verify(ctx, run, SELF_HEAL_PROPOSAL_PATH);
       }
       break;
+    }
     case 'run.completed': {
       const gate = await completionGate(ctx, run);
       if (gate.problems.length > 0) {
