@@ -102,4 +102,11 @@ t.test('a resolution naming the proposal by selfHealPrUrl reaches both self-heal
   t.same(await selfHealProposal(local, env), [], 'the content rule validates it');
   await problemsWith({ runId: 'other' });
   t.same(await selfHealProposal(local, env), ['self_heal/pr.json runId is not this run']);
+  const failed = { status: 'failed', failureReason: 'f', recoveryPath: 'p', artifact: 'self_heal/pr.json' };
+  applyEntry(state, { ...event(2, 'self_heal.pr_proposed', failed), claim });
+  t.same(
+    selfHealResolved(local),
+    ['self-heal resolution carries neither a pull request URL nor a verified self_heal/pr.json'],
+    'a proposal reported failed is no resolution',
+  );
 });

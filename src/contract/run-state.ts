@@ -37,10 +37,21 @@ export interface NodeRecord {
   recoveryPath: string | null;
 }
 
+/**
+ * What the last `artifact.written` of a path reported with its `status` (SPEC completion rule 2:
+ * present, verified, not failed, not skipped without a reason). `failed` blocks completion until a
+ * later, non-failed write of the same path; `skipped` carries its mandatory reason.
+ */
+export type ArtifactOutcome = 'verified' | 'failed' | 'skipped';
+
 export interface ArtifactRecord extends ArtifactClaim {
   nodeId: NodeId;
   seq: number;
   ts: string;
+  outcome: ArtifactOutcome;
+  failureReason: string | null;
+  recoveryPath: string | null;
+  skipReason: string | null;
 }
 
 export interface ApprovalRecord {
@@ -125,6 +136,22 @@ export function findPendingApproval(
   );
 }
 
+/** A verified claim as the run records it: a later write of the same path replaces it whole. */
+function artifactRecord(claim: ArtifactClaim, event: StoredEvent, seq: number): ArtifactRecord {
+  const failed = event.status === 'failed';
+  const skipped = event.status === 'skipped';
+  return {
+    ...claim,
+    nodeId: event.nodeId,
+    seq,
+    ts: event.ts,
+    outcome: failed ? 'failed' : skipped ? 'skipped' : 'verified',
+    failureReason: failed ? (event.failureReason ?? null) : null,
+    recoveryPath: failed ? (event.recoveryPath ?? null) : null,
+    skipReason: skipped ? (event.skipReason ?? null) : null,
+  };
+}
+
 /**
  * Folds one accepted journal entry into the state, in place (append must stay O(1)). Acceptance
  * rules live in the server; this only records what an accepted event means (CONTRACT section 5).
@@ -178,16 +205,14 @@ export function applyEntry(state: RunState, entry: JournalEntry): void {
       break;
     }
     case 'artifact.written':
-      if (entry.claim)
-        state.artifacts[entry.claim.path] = { ...entry.claim, nodeId: event.nodeId, seq, ts: event.ts };
+      if (entry.claim) state.artifacts[entry.claim.path] = artifactRecord(entry.claim, event, seq);
       break;
     case 'self_heal.detected':
       state.selfHeal = { detectedSeq: seq, resolvedSeq: null, resolution: null };
       break;
     case 'self_heal.pr_opened':
     case 'self_heal.pr_proposed':
-      if (entry.claim)
-        state.artifacts[entry.claim.path] = { ...entry.claim, nodeId: event.nodeId, seq, ts: event.ts };
+      if (entry.claim) state.artifacts[entry.claim.path] = artifactRecord(entry.claim, event, seq);
       state.selfHeal.resolvedSeq = seq;
       state.selfHeal.resolution = {
         type: event.type,

@@ -104,6 +104,12 @@ export const ArtifactView = Type.Object(
     mtimeMs: Type.Number(),
     seq: Type.Integer(),
     ts: Type.String(),
+    outcome: Type.Union([Type.Literal('verified'), Type.Literal('failed'), Type.Literal('skipped')], {
+      description: 'what the last artifact.written of this path reported; failed blocks completion',
+    }),
+    failureReason: Nullable(Type.String()),
+    recoveryPath: Nullable(Type.String()),
+    skipReason: Nullable(Type.String()),
   },
   { additionalProperties: false },
 );

@@ -9,6 +9,7 @@ export type MacDomain =
   | 'harness.journal.v1'
   | 'harness.run-config.v1'
   | 'harness.snapshot.v1'
+  | 'harness.snapshot.v2'
   | 'harness.human-token.v1';
 
 export function canonicalBytes(value: unknown): string {

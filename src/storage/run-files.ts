@@ -10,7 +10,7 @@ import { JournalWriter, scanJournal } from './journal.js';
 import { macEqual } from './mac.js';
 import { type RunPaths, runDirName } from './paths.js';
 import { parseSealed, readSealed, writeSealed } from './sealed-file.js';
-import { readSnapshot, type Snapshot } from './snapshot.js';
+import { readSnapshot, type SnapshotRead } from './snapshot.js';
 
 /** A run opened and fully authenticated: the in-memory state every append and read uses. */
 export interface OpenRun {
@@ -88,7 +88,7 @@ export async function openRunFiles(
   // The snapshot is read first so the journal's entries can be applied as they stream by (a
   // journal may be gigabytes: its entries are never all held at once). Its failures are reported
   // after the journal's, as before; a state built on a snapshot that then fails is discarded.
-  let snap: Snapshot | null = null;
+  let snap: SnapshotRead | null = null;
   let snapError: Error | null = null;
   try {
     snap = await readSnapshot(paths.snapshot, key);
@@ -96,8 +96,9 @@ export async function openRunFiles(
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') snapError = err as Error;
   }
   const usable = snap !== null && snap.runId === runId ? snap : null;
+  // A superseded snapshot's state is set aside (null): the journal is replayed in full.
   const state: RunState = usable?.state ?? emptyState(runId, config.createdAt);
-  const from = usable?.count ?? 0;
+  const from = usable?.state ? usable.count : 0;
   const ids = new IdIndex();
   const onEntry = (entry: JournalEntry) => {
     ids.add(entry.event.id, entry.seq);
@@ -128,7 +129,7 @@ export async function openRunFiles(
   };
   return {
     run,
-    snapshotStale: snap === null || from < scan.count,
+    snapshotStale: snap?.state == null || from < scan.count,
     truncatedBytes: scan.truncatedBytes,
   };
 }

@@ -24,7 +24,7 @@ import {
   readConfig,
   writeConfig,
 } from './run-files.js';
-import { writeSnapshot } from './snapshot.js';
+import { SNAPSHOT_SCHEMA, writeSnapshot } from './snapshot.js';
 import type { LoadResult, QuarantineInfo, RunStorage } from './types.js';
 
 export type { LoadResult, QuarantineInfo } from './types.js';
@@ -303,7 +303,7 @@ export class RunStore implements RunStorage {
   private snapshotLater(run: OpenRun): void {
     run.sinceSnapshot = 0;
     const snap = {
-      schema: 'harness.snapshot.v1' as const,
+      schema: SNAPSHOT_SCHEMA,
       runId: run.runId,
       count: run.journal.count,
       headMac: run.journal.headMac,

@@ -2,7 +2,8 @@ import type { StructuralRule } from './facts.js';
 
 /**
  * SPEC completion rule 2: the configured artifact of every required, non-skipped node is present
- * and verified (an `artifact.written` claim is in the journal) and its node has not failed.
+ * and verified (an `artifact.written` claim is in the journal), not failed (neither its node nor
+ * the last write of the artifact, `status: failed`) and not skipped without a reason.
  * Whether the bytes still match the claim is checked by re-hashing around the gate (rule 10).
  */
 export const requiredArtifacts: StructuralRule = ({ config, state }) => {
@@ -12,7 +13,12 @@ export const requiredArtifacts: StructuralRule = ({ config, state }) => {
     if (node.state === 'skipped') continue;
     const path = config.artifactByNode[id];
     if (node.state === 'failed') problems.push(`required artifact ${path} of node ${id} failed`);
-    if (!state.artifacts[path]) problems.push(`required artifact ${path} of node ${id} is not verified`);
+    const artifact = state.artifacts[path];
+    if (!artifact) problems.push(`required artifact ${path} of node ${id} is not verified`);
+    else if (artifact.outcome === 'failed')
+      problems.push(`required artifact ${path} of node ${id} was reported failed (event ${artifact.seq})`);
+    else if (artifact.outcome === 'skipped' && !artifact.skipReason)
+      problems.push(`required artifact ${path} of node ${id} is skipped without a reason`);
   }
   return problems;
 };

@@ -12,8 +12,11 @@ export const selfHealResolved: StructuralRule = ({ state }) => {
     return ['self_heal.detected has no later self_heal.pr_opened or self_heal.pr_proposed'];
   }
   const urlOk = isPullRequestUrl(resolution.prUrl ?? undefined);
+  // A proposal whose last write reported `failed` is no resolution (as for rule 2's artifacts).
   const proposalOk =
-    resolution.artifact === SELF_HEAL_PROPOSAL_PATH && state.artifacts[SELF_HEAL_PROPOSAL_PATH];
+    resolution.artifact === SELF_HEAL_PROPOSAL_PATH &&
+    state.artifacts[SELF_HEAL_PROPOSAL_PATH] !== undefined &&
+    state.artifacts[SELF_HEAL_PROPOSAL_PATH].outcome !== 'failed';
   return urlOk || proposalOk
     ? []
     : ['self-heal resolution carries neither a pull request URL nor a verified self_heal/pr.json'];

@@ -224,7 +224,16 @@ export async function buildFixture(
         recoveryPath: null,
       };
       const claim = await claimArtifact(root, A[id]);
-      state.artifacts[claim.path] = { ...claim, nodeId: id, seq: 1, ts: TS };
+      state.artifacts[claim.path] = {
+        ...claim,
+        nodeId: id,
+        seq: 1,
+        ts: TS,
+        outcome: 'verified',
+        failureReason: null,
+        recoveryPath: null,
+        skipReason: null,
+      };
     }
   };
   await refreshClaims();

@@ -47,6 +47,13 @@ export function Completion({ run }: { run: RunDetail }) {
   );
 }
 
+/** A failed or skipped write says so (with its agent-supplied reason, rendered as text). */
+function verifiedCell(a: ArtifactItem, node: NodeItem | undefined): string {
+  if (a.outcome === 'failed') return a.failureReason ? `failed: ${a.failureReason}` : 'failed';
+  if (a.outcome === 'skipped') return a.skipReason ? `skipped: ${a.skipReason}` : 'skipped';
+  return node ? (node.artifactVerified ? 'yes' : 'no') : 'recorded';
+}
+
 export function Artifacts({ artifacts, nodes }: { artifacts: ArtifactItem[]; nodes: NodeItem[] }) {
   return (
     <section aria-labelledby="artifacts-heading">
@@ -76,7 +83,7 @@ export function Artifacts({ artifacts, nodes }: { artifacts: ArtifactItem[]; nod
                       <code>{a.path}</code>
                     </td>
                     <td>{a.nodeId}</td>
-                    <td>{node ? (node.artifactVerified ? 'yes' : 'no') : 'recorded'}</td>
+                    <td>{verifiedCell(a, node)}</td>
                     <td>
                       <code class="hash">{a.sha256}</code>
                     </td>
