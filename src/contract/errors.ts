@@ -51,7 +51,10 @@ export const ERROR_CODES = {
     status: 409,
     doc: 'The run reached HARNESS_MAX_EVENTS_PER_RUN or its journal byte ceiling (4 GiB); continue under a new run ID.',
   },
-  payload_too_large: { status: 413, doc: 'The body is larger than the route allows (declared or streamed).' },
+  payload_too_large: {
+    status: 413,
+    doc: 'The body is larger than the route allows (declared or streamed), or the event as it would be stored (canonical JSON, id and ts filled in) exceeds 16 KiB.',
+  },
   unsupported_media_type: { status: 415, doc: 'A write whose content-type is not application/json.' },
   bridge_busy: { status: 503, doc: 'A bounded queue is full; retry after the `retry-after` seconds.' },
   internal_error: {

@@ -8,11 +8,13 @@ import type {
 } from '../contract/index.js';
 import {
   BridgeError,
+  EVENT_MAX_BYTES,
   findPendingApproval,
   proposalArtifact,
   SELF_HEAL_PROPOSAL_PATH,
 } from '../contract/index.js';
-import { macEqual, secretDigest } from '../storage/mac.js';
+import { EventTooLargeError, eventBytesOverLimit } from '../storage/journal.js';
+import { canonicalBytes, macEqual, secretDigest } from '../storage/mac.js';
 import type { OpenRun } from '../storage/run-files.js';
 import { ArtifactError, claimArtifact } from '../validators/artifact-root.js';
 import { completionGate } from './completion.js';
@@ -49,6 +51,15 @@ export interface Accepted {
 }
 
 const DONE = Promise.resolve();
+/** A generated id has this length (randomUUID), so an event can be sized before it gets one. */
+const ID_SHAPE = '00000000-0000-0000-0000-000000000000';
+
+/** CONTRACT 4: the serialized event (with its id and ts filled in) is at most EVENT_MAX_BYTES. */
+const tooLarge = (bytes: number) =>
+  new BridgeError(
+    'payload_too_large',
+    `the stored event would be ${bytes} bytes; at most ${EVENT_MAX_BYTES}`,
+  );
 
 let stampMs = Number.NaN;
 let stamp = '';
@@ -213,6 +224,11 @@ async function accept(
       break;
     }
     case 'run.completed': {
+      // Sized before the gate, so an oversized completion neither runs it nor leaves a run.blocked.
+      const over = eventBytesOverLimit(
+        canonicalBytes({ ...incoming, id: incoming.id ?? ID_SHAPE, ts: incoming.ts ?? isoNow() }),
+      );
+      if (over > 0) throw tooLarge(over);
       const gate = await completionGate(ctx, run);
       if (gate.problems.length > 0) {
         const blocked = systemBlocked(incoming, gate.problems);
@@ -238,7 +254,14 @@ async function accept(
   const event = incoming as StoredEvent;
   event.id ??= randomUUID();
   event.ts ??= isoNow();
-  const { entry, durable, eventJson } = ctx.store.append(run, event, claim, seal);
+  let appended: ReturnType<typeof ctx.store.append>;
+  try {
+    appended = ctx.store.append(run, event, claim, seal);
+  } catch (err) {
+    if (err instanceof EventTooLargeError) throw tooLarge(err.bytes);
+    throw err;
+  }
+  const { entry, durable, eventJson } = appended;
   const body = `{"ok":true,"event":${eventViewJson(entry, eventJson)},"seq":${entry.seq},"run":${JSON.stringify(summaryView(run))}}`;
   return { result: { status: 201, body }, durable };
 }

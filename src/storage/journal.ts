@@ -1,6 +1,6 @@
 import { type FileHandle, open } from 'node:fs/promises';
 import type { ArtifactClaim, CompletionSeal, JournalEntry, StoredEvent } from '../contract/index.js';
-import { JOURNAL_MAX_BYTES, JOURNAL_RECORD_MAX_BYTES } from '../contract/index.js';
+import { EVENT_MAX_BYTES, JOURNAL_MAX_BYTES, JOURNAL_RECORD_MAX_BYTES } from '../contract/index.js';
 import type { CommitLog, LoggedJournal } from './commit-log.js';
 import { datasync } from './fd-io.js';
 import { canonicalBytes, GENESIS, mac, macEqual, macText } from './mac.js';
@@ -27,6 +27,30 @@ export interface Appended {
 
 export class JournalAuthError extends Error {
   override readonly name = 'JournalAuthError';
+}
+
+/**
+ * The event's canonical JSON, as it would be stored, exceeds EVENT_MAX_BYTES (CONTRACT 4: the
+ * serialized event, not only the request body, is bounded). Thrown before anything is appended.
+ */
+export class EventTooLargeError extends RangeError {
+  override readonly name = 'EventTooLargeError';
+  readonly bytes: number;
+  constructor(bytes: number) {
+    super(`the serialized event is ${bytes} bytes; at most ${EVENT_MAX_BYTES}`);
+    this.bytes = bytes;
+  }
+}
+
+/**
+ * The byte length of an event's canonical JSON when it exceeds EVENT_MAX_BYTES, else 0. UTF-8
+ * takes at most 3 bytes per UTF-16 code unit, so an event shorter than a third of the limit (almost
+ * every event) is never byte-counted: one multiplication and one comparison.
+ */
+export function eventBytesOverLimit(eventJson: string): number {
+  if (eventJson.length * 3 <= EVENT_MAX_BYTES) return 0;
+  const bytes = Buffer.byteLength(eventJson);
+  return bytes > EVENT_MAX_BYTES ? bytes : 0;
 }
 
 export function recordMac(key: Buffer, runId: string, r: Omit<JournalRecord, 'mac'>): string {
@@ -272,13 +296,16 @@ export class JournalWriter implements LoggedJournal {
 
   /**
    * Seals the next record and queues it; `durable` resolves once it is on disk. `eventJson` is the
-   * event's canonical JSON as sealed, for answers that echo the event.
+   * event's canonical JSON as sealed, for answers that echo the event. An event whose canonical
+   * JSON exceeds EVENT_MAX_BYTES throws EventTooLargeError, and nothing changes.
    */
   append(event: StoredEvent, claim: ArtifactClaim | null, seal: CompletionSeal | null = null): Appended {
     const broken = this.broken;
     if (broken) throw broken;
     const seq = this.offsets.length;
     const sealed = sealRecord(this.key, this.runId, seq, this.head, event, claim, seal);
+    const over = eventBytesOverLimit(sealed.eventJson);
+    if (over > 0) throw new EventTooLargeError(over);
     const bytes = Buffer.from(sealed.line);
     if (bytes.length > JOURNAL_RECORD_MAX_BYTES) throw new RangeError('journal record exceeds its ceiling');
     if (this.size + bytes.length > this.maxBytes) throw new RangeError('the journal is at its ceiling');
