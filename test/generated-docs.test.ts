@@ -14,11 +14,14 @@ t.test('the published request schemas match src/contract', async (t) => {
   }
 });
 
-t.test('every error code has a 4xx/5xx status and a row in docs/api.md', async (t) => {
+t.test('every error code has a 4xx/5xx status and its row in docs/api.md', async (t) => {
   const doc = await readFile('docs/api.md', 'utf8');
-  for (const [code, { status }] of Object.entries(ERROR_CODES)) {
+  for (const [code, { status, doc: meaning }] of Object.entries(ERROR_CODES)) {
     t.ok(status >= 400 && status < 600, `${code} status`);
-    t.ok(doc.includes(`| ${status} | \`${code}\` |`), `${code} is documented with status ${status}`);
+    t.ok(
+      doc.includes(`| ${status} | \`${code}\` | ${meaning} |`),
+      `${code} is documented with status ${status} and the registry's sentence`,
+    );
   }
 });
 
