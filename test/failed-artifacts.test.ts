@@ -109,7 +109,7 @@ t.test('a snapshot written before artifacts carried an outcome is rebuilt from t
     for (const field of ['outcome', 'failureReason', 'recoveryPath', 'skipReason']) delete a[field];
   }
   const v1: Record<string, any> = { ...current, schema: 'harness.snapshot.v1', state };
-  await writeSealed(path, key, 'harness.snapshot.v1', v1);
+  await writeSealed(path, key, 'harness.snapshot.v1', v1, 1 << 24);
 
   t.test('an authentic v1 snapshot: the failure is replayed from the journal', async (t) => {
     const b2 = await startTestBridge(te);
@@ -124,12 +124,12 @@ t.test('a snapshot written before artifacts carried an outcome is rebuilt from t
   });
 
   t.test('a v1 snapshot is still authenticated and bound to the journal', async (t) => {
-    await writeSealed(path, key, 'harness.snapshot.v1', { ...v1, count: v1['count'] + 100 });
+    await writeSealed(path, key, 'harness.snapshot.v1', { ...v1, count: v1['count'] + 100 }, 1 << 24);
     const ahead = await startTestBridge(te);
     t.equal((await ahead.req('GET', '/runs/fo')).body['run'].status, 'quarantined', 'ahead of the journal');
     await ahead.close();
     // An authentic v1 file edited afterwards authenticates under neither schema.
-    await writeSealed(path, key, 'harness.snapshot.v1', v1);
+    await writeSealed(path, key, 'harness.snapshot.v1', v1, 1 << 24);
     const forged = JSON.parse(await readFile(path, 'utf8'));
     forged.state.artifacts[PROOF].sha256 = '0'.repeat(64);
     await writeFile(path, JSON.stringify(forged));

@@ -24,8 +24,8 @@ export interface StartOptions {
   finishLine?: FinishLineGate | null;
   /** Builds the finish-line gate from the checked environment (the CLI passes issue 3's runner). */
   makeFinishLine?: (env: BridgeEnv) => FinishLineGate;
-  /** Storage bounds tests make small (commit-log checkpoint size, open-run cache, journal ceiling). */
-  storage?: Pick<StoreOptions, 'checkpointBytes' | 'cacheSize' | 'journalMaxBytes'>;
+  /** Storage bounds tests make small (commit-log checkpoint size, open-run cache, journal and snapshot ceilings). */
+  storage?: Pick<StoreOptions, 'checkpointBytes' | 'cacheSize' | 'journalMaxBytes' | 'snapshotMaxBytes'>;
 }
 
 /**

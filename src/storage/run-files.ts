@@ -41,7 +41,7 @@ export function parseConfig(text: string, key: Buffer): RunConfig {
 }
 
 export function writeConfig(path: string, key: Buffer, config: RunConfig): Promise<void> {
-  return writeSealed(path, key, 'harness.run-config.v1', config);
+  return writeSealed(path, key, 'harness.run-config.v1', config, CONFIG_MAX_BYTES);
 }
 
 /** Creates the run directory with its sealed config and an empty journal, atomically. */
@@ -72,7 +72,7 @@ export async function openRunFiles(
   key: Buffer,
   trustPin: string,
   commitLog: CommitLog,
-  journalMaxBytes: number = JOURNAL_MAX_BYTES,
+  limits: { journalMaxBytes?: number; snapshotMaxBytes?: number } = {},
 ): Promise<{ run: OpenRun; snapshotStale: boolean; truncatedBytes: number }> {
   const fail = (reason: string): never => {
     throw new RunIntegrityError(reason);
@@ -91,7 +91,7 @@ export async function openRunFiles(
   let snap: SnapshotRead | null = null;
   let snapError: Error | null = null;
   try {
-    snap = await readSnapshot(paths.snapshot, key);
+    snap = await readSnapshot(paths.snapshot, key, limits.snapshotMaxBytes);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') snapError = err as Error;
   }
@@ -116,7 +116,14 @@ export async function openRunFiles(
       fail('run.json is not bound to this journal');
     }
   }
-  const journal = await JournalWriter.open(key, runId, paths.journal, scan, commitLog, journalMaxBytes);
+  const journal = await JournalWriter.open(
+    key,
+    runId,
+    paths.journal,
+    scan,
+    commitLog,
+    limits.journalMaxBytes ?? JOURNAL_MAX_BYTES,
+  );
   const run: OpenRun = {
     runId,
     paths,

@@ -7,8 +7,24 @@ export class SealError extends Error {
   override readonly name = 'SealError';
 }
 
-export async function writeSealed(path: string, key: Buffer, domain: MacDomain, body: object): Promise<void> {
-  await atomicWrite(path, `${JSON.stringify({ ...body, mac: mac(key, domain, body) })}\n`);
+/** A sealed file that would be larger than its ceiling; nothing was written. */
+export class SealCeilingError extends SealError {}
+
+/**
+ * Writes a sealed file, refusing one larger than the ceiling its reader enforces: a file written
+ * over it would fail its own read and quarantine the run it belongs to.
+ */
+export async function writeSealed(
+  path: string,
+  key: Buffer,
+  domain: MacDomain,
+  body: object,
+  maxBytes: number,
+): Promise<void> {
+  const text = `${JSON.stringify({ ...body, mac: mac(key, domain, body) })}\n`;
+  if (Buffer.byteLength(text) > maxBytes)
+    throw new SealCeilingError(`${domain} file would exceed its ceiling`);
+  await atomicWrite(path, text);
 }
 
 /** Reads and authenticates a sealed file; `unsigned` tells a pre-v0.8 file from a tampered one. */

@@ -1,6 +1,6 @@
 import type { RunState } from '../contract/index.js';
 import { SNAPSHOT_MAX_BYTES } from '../contract/index.js';
-import { readSealed, SealError, writeSealed } from './sealed-file.js';
+import { readSealed, SealCeilingError, SealError, writeSealed } from './sealed-file.js';
 
 /**
  * `run.json`: the derived state, authenticated and bound to the journal prefix (count and head
@@ -21,8 +21,25 @@ export const SNAPSHOT_SCHEMA: 'harness.snapshot.v2' = 'harness.snapshot.v2';
 /** Snapshots older code wrote: authenticated, then set aside so the journal is replayed in full. */
 const SUPERSEDED = 'harness.snapshot.v1';
 
-export function writeSnapshot(path: string, key: Buffer, snap: Snapshot): Promise<void> {
-  return writeSealed(path, key, SNAPSHOT_SCHEMA, snap);
+/**
+ * Writes the snapshot unless it would exceed the ceiling `readSnapshot` enforces (the state keeps
+ * every approval ever requested, so a long run can outgrow it). An oversize snapshot is skipped,
+ * never written: the journal is authoritative, the run.json already on disk still binds a journal
+ * prefix, and opening the run replays the rest. Resolves false when skipped.
+ */
+export async function writeSnapshot(
+  path: string,
+  key: Buffer,
+  snap: Snapshot,
+  maxBytes: number = SNAPSHOT_MAX_BYTES,
+): Promise<boolean> {
+  try {
+    await writeSealed(path, key, SNAPSHOT_SCHEMA, snap, maxBytes);
+    return true;
+  } catch (err) {
+    if (err instanceof SealCeilingError) return false;
+    throw err;
+  }
 }
 
 /** A snapshot as read: its binding to the journal, and its state unless that must be rebuilt. */
@@ -40,17 +57,21 @@ export interface SnapshotRead {
  * journal (run, count, head MAC) is still checked, so it still witnesses a truncated journal. A
  * file that authenticates under neither schema is tampering, as before.
  */
-export async function readSnapshot(path: string, key: Buffer): Promise<SnapshotRead> {
+export async function readSnapshot(
+  path: string,
+  key: Buffer,
+  maxBytes: number = SNAPSHOT_MAX_BYTES,
+): Promise<SnapshotRead> {
   let snap: Snapshot;
   try {
-    snap = await readSealed<Snapshot>(path, key, SNAPSHOT_SCHEMA, SNAPSHOT_MAX_BYTES);
+    snap = await readSealed<Snapshot>(path, key, SNAPSHOT_SCHEMA, maxBytes);
   } catch (err) {
     if (!(err instanceof SealError)) throw err;
     const old = await readSealed<Partial<Record<keyof Snapshot, unknown>>>(
       path,
       key,
       SUPERSEDED,
-      SNAPSHOT_MAX_BYTES,
+      maxBytes,
     ).catch(() => null);
     if (old?.schema !== SUPERSEDED) throw err;
     return { runId: String(old.runId), count: Number(old.count), headMac: String(old.headMac), state: null };

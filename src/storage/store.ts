@@ -41,6 +41,8 @@ export interface StoreOptions {
   configs?: LayoutConfigs;
   /** Each journal's byte ceiling (default JOURNAL_MAX_BYTES; tests make it small). */
   journalMaxBytes?: number;
+  /** The run.json ceiling, for writing and reading (default SNAPSHOT_MAX_BYTES; tests make it small). */
+  snapshotMaxBytes?: number;
   /** Commit-log size that triggers a checkpoint (tests make it small). */
   checkpointBytes?: number;
   log?: (msg: string) => void;
@@ -71,6 +73,7 @@ export class RunStore implements RunStorage {
   private readonly background = new Set<Promise<void>>();
   private readonly cacheSize: number;
   private readonly log: (msg: string) => void;
+  private readonly limits: { journalMaxBytes?: number; snapshotMaxBytes?: number };
 
   private constructor(
     private readonly opts: StoreOptions,
@@ -78,6 +81,10 @@ export class RunStore implements RunStorage {
   ) {
     this.cacheSize = opts.cacheSize ?? OPEN_RUN_CACHE;
     this.log = opts.log ?? (() => {});
+    this.limits = {
+      ...(opts.journalMaxBytes === undefined ? {} : { journalMaxBytes: opts.journalMaxBytes }),
+      ...(opts.snapshotMaxBytes === undefined ? {} : { snapshotMaxBytes: opts.snapshotMaxBytes }),
+    };
   }
 
   /** Replays the commit log, then indexes the runs (startup has already refused legacy layouts). */
@@ -192,7 +199,7 @@ export class RunStore implements RunStorage {
           this.opts.integrityKey,
           this.opts.trustPin,
           this.commitLog,
-          this.opts.journalMaxBytes,
+          this.limits,
         );
         run = opened.run;
         if (opened.truncatedBytes > 0)
@@ -315,7 +322,12 @@ export class RunStore implements RunStorage {
         if (run.journal.broken) return;
         // Never ahead of the journal file on disk, whatever the commit log holds.
         await run.journal.syncFile();
-        await writeSnapshot(run.paths.snapshot, this.opts.integrityKey, snap);
+        const key = this.opts.integrityKey;
+        if (!(await writeSnapshot(run.paths.snapshot, key, snap, this.opts.snapshotMaxBytes))) {
+          this.log(
+            `run ${run.runId}: run.json not rewritten at ${snap.count} events: it would exceed its ceiling; the journal after the previous snapshot is replayed on open`,
+          );
+        }
       })
       .catch((err: Error) => this.log(`run ${run.runId}: snapshot write failed: ${err.message}`))
       .finally(() => this.background.delete(task));
