@@ -35,7 +35,12 @@ const approvals = [
 /** A recording bridge: the run read answers with `approvals`, the event post with `postStatus`. */
 async function bridge(
   t: Test,
-  opts: { runMode?: string; postStatus?: number; approvals?: typeof approvals } = {},
+  opts: {
+    runMode?: string;
+    postStatus?: number;
+    approvals?: typeof approvals;
+    approvalsOmitted?: number;
+  } = {},
 ) {
   const posted: { body: Record<string, unknown>; headers: Record<string, unknown> }[] = [];
   const upstream = await startRecordingUpstream((req, res) => {
@@ -52,6 +57,7 @@ async function bridge(
               status: 'running',
               runMode: opts.runMode ?? 'live',
               approvals: opts.approvals ?? approvals,
+              approvalsOmitted: opts.approvalsOmitted ?? 0,
             },
             events: [],
           }),
@@ -198,6 +204,14 @@ t.test('no matching pending approval, or a bridge refusal, exits 1 with the code
     refused.out.stderr,
     /human_approval_required: human token invalid\n\s+- x-harness-human-token does not match/,
   );
+});
+
+t.test('an approval the run view left out is named as such: exit 1, nothing posted', async (t) => {
+  const { posted, env } = await bridge(t, { approvalsOmitted: 7 });
+  const hidden = io(env);
+  t.equal(await approve(RUN, { ...grant, scope: 'newer' }, hidden.io), 1);
+  t.match(hidden.out.stderr, /7 approvals are not in the run view: decide the older pending ones first/);
+  t.equal(posted.length, 0);
 });
 
 t.test('an unreachable bridge exits 1', async (t) => {

@@ -75,8 +75,12 @@ export async function approve(runId: string, opts: ApproveOptions, io: ApproveIO
   );
   if (pending.length === 0) {
     const open = (run.approvals ?? []).filter((a) => a.status === 'pending').map(describe);
+    // The run view keeps the oldest pending approvals when it must leave some out (CONTRACT 4).
+    const hidden = run.approvalsOmitted
+      ? ` (${run.approvalsOmitted} approvals are not in the run view: decide the older pending ones first)`
+      : '';
     return fail(
-      `no pending approval with this owner and scope on ${runId}${open.length ? `; pending:\n${open.join('\n')}` : ''}`,
+      `no pending approval with this owner and scope on ${runId}${hidden}${open.length ? `; pending:\n${open.join('\n')}` : ''}`,
     );
   }
   if (pending.length > 1) {

@@ -9,6 +9,13 @@ export const PATH_FIELD_MAX = 1024;
 export const RUNS_LIMIT = { min: 1, max: 50, default: 25 } as const;
 export const EVENTS_LIMIT = { min: 1, max: 200, default: 100 } as const;
 export const RESPONSE_MAX_BYTES = 1024 * 1024;
+/**
+ * A run view's share of the response: its approvals list (every pending approval, oldest first,
+ * then the newest decided ones) and its completion-preview problems are cut to these, so the view
+ * stays far enough under RESPONSE_MAX_BYTES for an event page, whatever the run's history.
+ */
+export const VIEW_APPROVALS_MAX_BYTES = 256 * 1024;
+export const VIEW_PROBLEMS_MAX_BYTES = 64 * 1024;
 export const CREDENTIAL_MIN_BYTES = 32;
 export const MAX_EVENTS_PER_RUN = { default: 100_000, min: 1, max: 1_000_000 } as const;
 export const PROXY_TIMEOUT_MS = { default: 10_000, min: 100, max: 120_000 } as const;

@@ -139,7 +139,14 @@ export const RunView = Type.Object(
     ),
     trustPin: Type.String(),
     nodes: Type.Array(NodeView),
-    approvals: Type.Array(ApprovalView),
+    approvals: Type.Array(ApprovalView, {
+      description:
+        'request order; every pending approval (oldest first) and then the newest decided ones, while they fit in 256 KiB',
+    }),
+    approvalsOmitted: Type.Integer({
+      minimum: 0,
+      description: 'approvals of the run left out of `approvals` to keep the response under 1 MiB',
+    }),
     artifacts: Type.Array(ArtifactView),
     selfHeal: Type.Object({
       detected: Type.Boolean(),

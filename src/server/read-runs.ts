@@ -81,7 +81,8 @@ export async function getRun(ctx: BridgeContext, runId: string, limit: number, c
       throw err;
     }
     const view = runView(open, completionPreview(open), ctx.store.quarantineOf(runId));
-    // Keep the body under the response ceiling: cut the page, never the run view.
+    // Keep the body under the response ceiling: the view's growing parts are already bounded
+    // (view-bounds.ts), so the page is what is cut.
     let budget = RESPONSE_MAX_BYTES - Buffer.byteLength(JSON.stringify(view)) - 4096;
     const events: EventViewT[] = [];
     for (const entry of entries) {

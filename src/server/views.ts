@@ -2,6 +2,7 @@ import type { EventViewT, JournalEntry, RunSummary, RunViewT } from '../contract
 import { NODE_IDS, pendingApprovals } from '../contract/index.js';
 import type { OpenRun } from '../storage/run-files.js';
 import type { QuarantineInfo } from '../storage/store.js';
+import { boundedApprovals, boundedProblems } from './view-bounds.js';
 
 /** Response views. Absolute paths (artifact root, adapter file) never leave the bridge in a run view. */
 export function eventView(entry: JournalEntry): EventViewT {
@@ -66,6 +67,7 @@ export function runView(
 ): Omit<RunViewT, 'eventsTruncated'> & { eventsTruncated: boolean } {
   const { state, config } = run;
   const required = new Set(config.requiredNodes);
+  const { approvals, omitted } = boundedApprovals(state.approvals);
   return {
     ...summaryView(run, quarantine),
     metadata: { ...config.metadata } as Record<string, string>,
@@ -93,7 +95,8 @@ export function runView(
         updatedSeq: node.seq,
       };
     }),
-    approvals: state.approvals.map((a) => ({ ...a })),
+    approvals,
+    approvalsOmitted: omitted,
     artifacts: Object.values(state.artifacts).map((a) => ({ ...a })),
     selfHeal: {
       detected: state.selfHeal.detectedSeq !== null,
@@ -103,7 +106,7 @@ export function runView(
       prUrl: state.selfHeal.resolution?.prUrl ?? null,
       artifact: state.selfHeal.resolution?.artifact ?? null,
     },
-    completionPreview: preview,
+    completionPreview: { ready: preview.ready, problems: boundedProblems(preview.problems) },
     quarantine: quarantine ? { reasons: [...quarantine.reasons], since: quarantine.since } : null,
   };
 }

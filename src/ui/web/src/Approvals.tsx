@@ -3,13 +3,27 @@ import type { ApprovalItem } from './api.js';
 import { approveCommand, formatTime, label } from './format.js';
 
 /** Pending approvals first, each with the exact command an operator runs in the approval shell. */
-export function Approvals({ runId, approvals }: { runId: string; approvals: ApprovalItem[] }) {
+export function Approvals({
+  runId,
+  approvals,
+  omitted,
+}: {
+  runId: string;
+  approvals: ApprovalItem[];
+  omitted: number;
+}) {
   const pending = approvals.filter((a) => a.status === 'pending');
   const decided = approvals.filter((a) => a.status !== 'pending');
   return (
     <section aria-labelledby="approvals-heading">
       <h2 id="approvals-heading">Approvals</h2>
       {approvals.length === 0 && <p class="muted">No approvals requested.</p>}
+      {omitted > 0 && (
+        <p class="muted" data-approvals-omitted={omitted}>
+          {omitted} older approval{omitted === 1 ? '' : 's'} not shown (the run view keeps every pending
+          approval it can, oldest first, then the newest decided ones).
+        </p>
+      )}
       {pending.length > 0 && (
         <ul class="approvals">
           {pending.map((a) => (

@@ -70,7 +70,9 @@ export function RunPage({ runId }: { runId: string }) {
           </dl>
           <Completion run={run} />
           {run.nodes && <NodeLane nodes={run.nodes} current={run.currentNodeId} />}
-          {run.approvals && <Approvals runId={run.id} approvals={run.approvals} />}
+          {run.approvals && (
+            <Approvals runId={run.id} approvals={run.approvals} omitted={run.approvalsOmitted ?? 0} />
+          )}
           {run.artifacts && <Artifacts artifacts={run.artifacts} nodes={run.nodes ?? []} />}
           <Timeline events={body.events} page={body.eventPage} pinned={page !== null} onPage={setPage} />
         </>
