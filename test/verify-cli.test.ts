@@ -1,5 +1,15 @@
 import { execFile } from 'node:child_process';
-import { appendFile, copyFile, cp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import {
+  appendFile,
+  copyFile,
+  cp,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
@@ -226,6 +236,72 @@ t.test("a run's run.json in another run's directory is tampering (exit 1)", asyn
   t.equal(r.code, 1, r.stdout + r.stderr);
   t.match(r.stdout, /^TAMPERED r2: run\.json belongs to another run$/m);
 });
+
+t.test(
+  'symbolic links and legacy state that startup refuses are reported, never followed (exit 2)',
+  async (t) => {
+    const { dir, env } = await dataDir();
+    const r2 = runPaths(dir, 'r2');
+    // The journal moved out and linked back: followed, the run would authenticate as intact.
+    const outside = join(dir, '..', `outside-${copies}.jsonl`);
+    await rename(r2.journal, outside);
+    await symlink(outside, r2.journal);
+    await symlink(runPaths(dir, 'r1').dir, join(dir, 'elsewhere'));
+    await writeFile(join(dir, 'events.jsonl'), '{"type":"node.entered"}\n');
+    await writeFile(join(dir, 'run.json'), '{}\n');
+    const before = await tree(dir);
+    const r = await verify(env);
+    t.equal(r.code, 2, r.stdout + r.stderr);
+    t.match(
+      r.stdout,
+      /^UNVERIFIABLE run-[0-9a-f]{64}: symbolic links in the run directory \(events\.jsonl\): a symbolic link/m,
+    );
+    t.match(r.stdout, /^UNVERIFIABLE elsewhere: a symbolic link, which the bridge never creates or follows/m);
+    t.match(r.stdout, /^UNVERIFIABLE events\.jsonl: a legacy pre-v0\.8 layout/m);
+    t.match(r.stdout, /^UNVERIFIABLE run\.json: a legacy pre-v0\.8 layout/m);
+    t.match(r.stdout, /^ok r1 /m, 'the intact run is still verified');
+    t.notMatch(r.stdout, /^ok r2 /m, 'the linked journal is never read as the run');
+    t.same(await tree(dir), before, 'nothing is removed or written');
+    const named = await verify(env, 'r2');
+    t.equal(named.code, 2);
+    t.match(named.stdout, /^UNVERIFIABLE r2: symbolic links in the run directory \(events\.jsonl\)/m);
+  },
+);
+
+t.test('a linked commit log is never read (exit 2)', async (t) => {
+  const { dir, env } = await dataDir();
+  const outside = join(dir, '..', `log-${copies}`);
+  await writeFile(outside, '');
+  await rm(join(dir, 'commit.log'), { force: true });
+  await symlink(outside, join(dir, 'commit.log'));
+  const r = await verify(env);
+  t.equal(r.code, 2, r.stdout + r.stderr);
+  t.match(r.stdout, /^UNVERIFIABLE commit\.log: a symbolic link/m);
+  t.match(
+    r.stdout,
+    /^UNVERIFIABLE r1: commit\.log or commit-disputed\.jsonl is a symbolic link, never followed/m,
+  );
+});
+
+t.test(
+  'with HARNESS_REVIEW_TRUST_SHA256 set, a run sealed under another pin is reported (exit 2)',
+  async (t) => {
+    const { env } = await dataDir();
+    const pin = base?.b.t.env['HARNESS_REVIEW_TRUST_SHA256'] ?? '';
+    const same = await verify({ ...env, HARNESS_REVIEW_TRUST_SHA256: pin });
+    t.equal(same.code, 0, same.stdout + same.stderr);
+    const other = await verify({ ...env, HARNESS_REVIEW_TRUST_SHA256: 'a'.repeat(64) }, 'r2');
+    t.equal(other.code, 2, other.stdout + other.stderr);
+    t.match(
+      other.stdout,
+      /^UNVERIFIABLE r2: sealed under a review-trust pin other than HARNESS_REVIEW_TRUST_SHA256/m,
+    );
+    const malformed = await verify({ ...env, HARNESS_REVIEW_TRUST_SHA256: 'not-a-pin' });
+    t.equal(malformed.code, 2);
+    t.equal(malformed.stdout, '');
+    t.match(malformed.stderr, /HARNESS_REVIEW_TRUST_SHA256 must be 64 lowercase hexadecimal characters/);
+  },
+);
 
 t.test('without the key, or with a wrong one, nothing is verified', async (t) => {
   const { dir, env } = await dataDir();

@@ -1,62 +1,25 @@
-import { lstat, readdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CREDENTIAL_MIN_BYTES, RUN_ID_PATTERN } from '../contract/index.js';
 import { readLogOffline } from '../storage/commit-log.js';
-import { LEASE_FILE, MUTEX_FILE, RUN_DIR_PATTERN, runDirName } from '../storage/paths.js';
 import { resolveRoot } from '../validators/artifact-root.js';
 import { HashPool } from '../workers/pool.js';
 import { requireEnv, UsageError } from './env.js';
 import { Progress } from './progress.js';
+import { LOG_LINK_REASON, layoutTargets, OTHER_PIN_REASON } from './verify-layout.js';
 import { authenticateRun, type RunCheck } from './verify-run.js';
 
 /**
  * `harness verify [--data-dir D] [runId...]`: an offline check of a data directory with nothing
- * but the integrity key: config, journal chain and snapshot MACs, then every claimed artifact
- * re-hashed, and what the commit log holds for each run. It never takes the bridge lease and never
- * writes (a torn tail is reported, not cut; logged records are reported, not replayed).
+ * but the integrity key: what bridge startup refuses (links, legacy state and, with
+ * HARNESS_REVIEW_TRUST_SHA256 set, runs sealed under another pin: verify-layout.ts), config,
+ * journal chain and snapshot MACs, then every claimed artifact re-hashed, and what the commit log
+ * holds for each run. It never takes the bridge lease, never follows a link and never writes (a
+ * torn tail is reported, not cut; logged records are reported, not replayed).
  * Exit 0 all intact, 1 anything tampered or drifted, 2 anything that could not be verified.
  */
 const RUN_CONCURRENCY = 8;
-
-interface Target {
-  dir: string | null;
-  name: string;
-  legacy?: string;
-}
-
-async function listTargets(dataDir: string, ids: string[]): Promise<Target[]> {
-  let names: string[];
-  try {
-    names = (await readdir(dataDir)).sort();
-  } catch (err) {
-    throw new UsageError(
-      `cannot read the data directory ${dataDir} (${(err as NodeJS.ErrnoException).code})`,
-    );
-  }
-  if (ids.length > 0) {
-    return ids.map((id) => {
-      const dir = runDirName(id);
-      return names.includes(dir) ? { dir, name: id } : { dir: null, name: id };
-    });
-  }
-  const targets: Target[] = [];
-  for (const name of names) {
-    if (name === LEASE_FILE || name === MUTEX_FILE || name.startsWith('.tmp-run-')) continue;
-    if (RUN_DIR_PATTERN.test(name)) {
-      targets.push({ dir: name, name });
-      continue;
-    }
-    const st = await lstat(join(dataDir, name)).catch(() => null);
-    if (!st?.isDirectory()) continue;
-    const inner: string[] = await readdir(join(dataDir, name)).catch(() => []);
-    if (inner.includes('run.json') || inner.includes('events.jsonl')) {
-      targets.push({ dir: null, name, legacy: 'a legacy pre-v0.8 layout (<RUN_ID>/run.json): archive it' });
-    }
-  }
-  return targets;
-}
 
 /** Runs `fn` over `items` with at most `limit` in flight. */
 async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -116,18 +79,23 @@ function checkLog(check: RunCheck, log: Awaited<ReturnType<typeof readLogOffline
   }
 }
 
-export async function verifyDataDir(dataDir: string, ids: string[], key: Buffer, progress: Progress) {
-  const targets = await listTargets(dataDir, ids);
-  const log = await readLogOffline(dataDir);
+export async function verifyDataDir(
+  dataDir: string,
+  ids: string[],
+  key: Buffer,
+  progress: Progress,
+  trustPin: string | null = null,
+) {
+  const { targets, otherPin, logLinked } = await layoutTargets(dataDir, ids, key, trustPin);
+  const log = logLinked ? { logged: new Map(), disputed: [] } : await readLogOffline(dataDir);
   const checks: RunCheck[] = [];
   progress.phase(targets.length, 'runs');
   await eachLimited(targets, RUN_CONCURRENCY, async (t) => {
     if (t.dir === null) {
-      const reason = t.legacy ?? `no run with this ID in ${dataDir}`;
       checks.push({
         name: t.name,
         tampered: [],
-        unverifiable: [reason],
+        unverifiable: [t.reason ?? 'not a run directory'],
         events: 0,
         root: null,
         claims: new Map(),
@@ -136,6 +104,8 @@ export async function verifyDataDir(dataDir: string, ids: string[], key: Buffer,
     } else {
       const check = await authenticateRun(dataDir, t.dir, key);
       checkLog(check, log);
+      if (logLinked) check.unverifiable.push(LOG_LINK_REASON);
+      if (otherPin.has(check.name)) check.unverifiable.push(OTHER_PIN_REASON);
       checks.push(check);
     }
     progress.update(checks.length);
@@ -173,7 +143,12 @@ export function registerVerify(program: Command): void {
       const dataDir = resolve(
         opts.dataDir ?? (process.env['HARNESS_DATA_DIR'] || join(homedir(), '.harness', 'runs')),
       );
-      const checks = await verifyDataDir(dataDir, runIds, Buffer.from(secret, 'utf8'), new Progress());
+      // The pin is compared only where it is configured, as it is wherever the bridge runs.
+      const pin = process.env['HARNESS_REVIEW_TRUST_SHA256'] || null;
+      if (pin !== null && !/^[0-9a-f]{64}$/.test(pin))
+        throw new UsageError('HARNESS_REVIEW_TRUST_SHA256 must be 64 lowercase hexadecimal characters');
+      const key = Buffer.from(secret, 'utf8');
+      const checks = await verifyDataDir(dataDir, runIds, key, new Progress(), pin);
       if (checks.length === 0) process.stderr.write(`harness verify: no runs in ${dataDir}\n`);
       for (const c of checks) process.stdout.write(`${line(c)}\n`);
       const tampered = checks.some((c) => c.tampered.length > 0);

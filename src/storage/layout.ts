@@ -11,11 +11,17 @@ import { parseConfig } from './run-files.js';
 /** Each run directory's config as startup authenticated it, or why it failed (the run is quarantined). */
 export type LayoutConfigs = Map<string, RunConfig | Error>;
 
-interface Findings {
+/** What the data directory holds that startup refuses, entry by entry (`harness verify` reports them). */
+export interface LayoutFindings {
+  /** Symbolic links: a top-level entry, or `<run directory>/<entry>`. */
   links: string[];
+  /** Pre-v0.8 state: top-level entries (files, `<RUN_ID>` directories, run directories unsigned). */
   legacy: string[];
+  /** Run IDs sealed under another review-trust pin (none when no pin is given). */
   otherPin: string[];
   configs: LayoutConfigs;
+  /** Interrupted run creations (`.tmp-run-*`), which startup removes. */
+  interrupted: string[];
 }
 
 /** At most this many entries are named in a refusal, so it stays one readable line. */
@@ -46,19 +52,34 @@ const isRunFile = (name: string): boolean =>
  * authentication is not a layout question: the store quarantines that run and serves the others.
  */
 export async function checkLayout(dataDir: string, key: Buffer, trustPin: string): Promise<LayoutConfigs> {
+  const found = await scanLayout(dataDir, key, trustPin);
+  // rm removes a link itself, never what it points to.
+  for (const name of found.interrupted) await rm(join(dataDir, name), { recursive: true, force: true });
+  refuse(dataDir, found);
+  return found.configs;
+}
+
+/**
+ * The read-only half of `checkLayout`: every finding, nothing removed, nothing followed (a linked
+ * run directory is never entered). With `trustPin` null the pins are not compared.
+ */
+export async function scanLayout(
+  dataDir: string,
+  key: Buffer,
+  trustPin: string | null,
+): Promise<LayoutFindings> {
   const entries = (await readdir(dataDir, { withFileTypes: true })).sort(byName);
   if (entries.length > RUN_DIRECTORY_MAX) {
     throw new StartupError(`HARNESS_DATA_DIR holds more than ${RUN_DIRECTORY_MAX} entries`);
   }
-  const found: Findings = { links: [], legacy: [], otherPin: [], configs: new Map() };
+  const found: LayoutFindings = { links: [], legacy: [], otherPin: [], configs: new Map(), interrupted: [] };
   for (const entry of entries) {
     const name = entry.name;
     // Both were just taken by this startup (lease.ts), each replacing or refusing what was there.
     if (name === LEASE_FILE || name === MUTEX_FILE) continue;
     const path = join(dataDir, name);
     if (name.startsWith('.tmp-run-')) {
-      // rm removes a link itself, never what it points to.
-      await rm(path, { recursive: true, force: true });
+      found.interrupted.push(name);
     } else if (entry.isSymbolicLink()) {
       found.links.push(name);
     } else if (!entry.isDirectory()) {
@@ -69,11 +90,16 @@ export async function checkLayout(dataDir: string, key: Buffer, trustPin: string
       found.legacy.push(name);
     }
   }
-  refuse(dataDir, found);
-  return found.configs;
+  return found;
 }
 
-async function checkRunDir(path: string, name: string, key: Buffer, pin: string, found: Findings) {
+async function checkRunDir(
+  path: string,
+  name: string,
+  key: Buffer,
+  pin: string | null,
+  found: LayoutFindings,
+) {
   const entries = await readdir(path, { withFileTypes: true }).catch((): Dirent[] => []);
   const links = entries.filter((e) => e.isSymbolicLink());
   if (links.length > 0) {
@@ -94,10 +120,11 @@ async function checkRunDir(path: string, name: string, key: Buffer, pin: string,
   }
   found.configs.set(name, config);
   // A config copied from another run directory is quarantined by the store instead.
-  if (config.trustPin !== pin && runDirName(config.runId) === name) found.otherPin.push(config.runId);
+  if (pin !== null && config.trustPin !== pin && runDirName(config.runId) === name)
+    found.otherPin.push(config.runId);
 }
 
-function refuse(dataDir: string, found: Findings): void {
+function refuse(dataDir: string, found: LayoutFindings): void {
   if (found.links.length > 0) {
     throw new StartupError(
       `HARNESS_DATA_DIR ${dataDir} holds symbolic links (${listed(found.links)}), which the bridge never creates or follows: remove them, or archive the data directory and start with a fresh one`,
