@@ -21,6 +21,7 @@ export function registerStart(program: Command): void {
         `${setup.created ? 'created' : 'using'} development credentials in ${setup.envFile}\n`,
       );
       const bridge = await serveBridge({ ...process.env, ...setup.env });
+      const uiPort = process.env['HARNESS_UI_PORT'] || '8788';
       const ui = execa(process.execPath, [fileURLToPath(new URL('./main.js', import.meta.url)), 'ui'], {
         extendEnv: false,
         env: {
@@ -28,6 +29,7 @@ export function registerStart(program: Command): void {
           HARNESS_BRIDGE_ACCESS_TOKEN: setup.env['HARNESS_BRIDGE_ACCESS_TOKEN'] ?? '',
           HARNESS_BRIDGE_URL: bridge.url,
           ...(process.env['HARNESS_UI_PORT'] ? { HARNESS_UI_PORT: process.env['HARNESS_UI_PORT'] } : {}),
+          ...(process.env['HARNESS_UI_HOST'] ? { HARNESS_UI_HOST: process.env['HARNESS_UI_HOST'] } : {}),
         },
         stdout: 'inherit',
         stderr: 'inherit',
@@ -36,13 +38,24 @@ export function registerStart(program: Command): void {
       process.stdout.write(
         `approve from another shell: set -a; . ${setup.envFile}; set +a; harness approve <runId> --owner O --scope S --grant\n`,
       );
+      let stopping = false;
       closeOnSignal(async () => {
+        stopping = true;
         ui.kill('SIGTERM');
         await bridge.close();
       });
-      void ui.then((r) => {
-        if (r.exitCode !== 0 && r.exitCode !== undefined)
-          process.stderr.write(`UI server exited with code ${r.exitCode}\n`);
+      // The quick start is the bridge and its UI: a UI that cannot start (its port taken: it exits
+      // 2 with one line naming HARNESS_UI_PORT) or that dies stops the bridge too, rather than
+      // leaving a bridge nobody can watch.
+      void ui.then(async (r) => {
+        if (stopping) return;
+        stopping = true;
+        const how = r.exitCode !== undefined ? `exit code ${r.exitCode}` : `signal ${r.signal ?? 'unknown'}`;
+        process.stderr.write(
+          `harness start: the UI server stopped (${how}), so the bridge is stopped too; if HARNESS_UI_PORT ${uiPort} is in use, set HARNESS_UI_PORT to a free port (0 picks one)\n`,
+        );
+        await bridge.close().catch((err: Error) => process.stderr.write(`harness start: ${err.message}\n`));
+        process.exit(r.exitCode === 2 ? 2 : 1);
       });
     });
 }
