@@ -6,6 +6,7 @@ import type { OpenRun } from '../storage/run-files.js';
 import { checkArtifacts } from './artifact-check.js';
 import { factsOf } from './completion.js';
 import type { BridgeContext } from './context.js';
+import { verdictInputsDigest } from './verdict-inputs.js';
 
 const VERDICT_CACHE_MAX = 4096;
 const DRIFT_RECHECK_MS = 100;
@@ -30,20 +31,21 @@ async function runtimeDrift(ctx: BridgeContext, run: OpenRun): Promise<string[]>
 /**
  * The finish-line verdict for a completed run, from a cache keyed by everything in the bridge's
  * view that could change it: journal head, validator runtime, trust pin, closure status, current
- * digests of the checked artifacts, and the lstat inventory of the whole artifact root, since the
- * validators read more than the checked files (the review signature covers an inventory of the
- * root, so one added file changes their verdict). A hit replays a verdict computed for exactly
- * these inputs; it never turns a failure into a pass. A root without an inventory digest (too
- * large, unreadable) is never answered from the cache.
+ * digests of the checked artifacts, and the identity of exactly what this run's validators read
+ * under the artifact root (verdict-inputs.ts: the files they read by name and the paths named in
+ * the documents they follow, plus the root's whole lstat inventory when a rule enumerates it). A
+ * hit replays a verdict computed for exactly these inputs; it never turns a failure into a pass.
+ * Without an inputs digest (an identity that cannot be taken, a root too large to walk) the
+ * verdict is never answered from the cache.
  */
 async function verdict(
   ctx: BridgeContext,
   run: OpenRun,
   digests: Record<string, string>,
-  inventory: string | null,
+  inputs: string | null,
 ): Promise<string[]> {
   if (!ctx.finishLine) return [];
-  const cacheable = run.config.artifactRoot === null || inventory !== null;
+  const cacheable = inputs !== null;
   const key = createHash('sha256')
     .update(
       canonicalBytes({
@@ -53,7 +55,7 @@ async function verdict(
         trustPin: run.config.trustPin,
         status: run.state.status,
         digests,
-        inventory,
+        inputs,
       }),
     )
     .digest('hex');
@@ -81,10 +83,10 @@ async function verdict(
  */
 export async function reverifyCompleted(ctx: BridgeContext, run: OpenRun): Promise<void> {
   if (run.state.status !== 'completed' || ctx.store.quarantineOf(run.runId)) return;
-  // Walked in a pool thread while the artifacts are re-hashed; only the verdict cache needs it.
-  const root = run.config.artifactRoot;
-  const inventory =
-    ctx.finishLine && root !== null ? ctx.pool.statInventory(root).catch(() => null) : Promise.resolve(null);
+  // Taken while the artifacts are re-hashed, and before any validator runs; only the cache needs it.
+  const inputs = ctx.finishLine
+    ? verdictInputsDigest(ctx.pool, run).catch(() => null)
+    : Promise.resolve(null);
   let drift = await checkArtifacts(ctx, run, 'read');
   if (drift.problems.length > 0) {
     await delay(DRIFT_RECHECK_MS);
@@ -92,6 +94,6 @@ export async function reverifyCompleted(ctx: BridgeContext, run: OpenRun): Promi
   }
   const problems = [...drift.problems, ...(await runtimeDrift(ctx, run))];
   if (problems.length === 0)
-    problems.push(...(await verdict(ctx, run, Object.fromEntries(drift.digests), await inventory)));
+    problems.push(...(await verdict(ctx, run, Object.fromEntries(drift.digests), await inputs)));
   for (const p of problems) ctx.store.quarantine(run.runId, p);
 }

@@ -2,10 +2,16 @@ import { RCA_SCHEMA_ID, type Rca, RUN_PACKET_V3_ID } from '../contract/artifacts
 import { loadJson, schemaIdOf, schemaProblems } from './documents.js';
 import type { ContentRule } from './facts.js';
 import { commitExists, isAncestor } from './git.js';
+import type { InputsOf } from './inputs.js';
 import { readRoute } from './route-document.js';
 
 export const RCA_PATH = 'rca/rca.json';
 export const PACKET_PATH = 'run/packet.json';
+
+/** The route, the RCA and the packet (its bytes only: the commits it names live in git). */
+export const correctiveWorkInputs: InputsOf = (facts) => ({
+  files: [facts.config.artifactByNode.route, RCA_PATH, PACKET_PATH],
+});
 
 /**
  * SPEC completion rule 5 and the rule-9 refusals "narrative RCA" and "code fix without regression

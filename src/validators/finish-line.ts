@@ -1,35 +1,52 @@
-import { correctiveWork } from './corrective-work.js';
+import { correctiveWork, correctiveWorkInputs } from './corrective-work.js';
 import { assuranceRequired, type ContentRule, type FinishLineEnv, type RunFacts } from './facts.js';
-import { postProofMutation } from './post-proof-mutation.js';
-import { productionReadiness } from './production-readiness.js';
-import { proofRule } from './proof.js';
-import { reviewRule } from './review.js';
-import { reviewSignature } from './review-signature.js';
-import { routeBinding } from './route-binding.js';
-import { runPacket } from './run-packet.js';
-import { selfHealProposal } from './self-heal-proposal.js';
+import { type InputsOf, mergeInputs, type ValidatorInputs } from './inputs.js';
+import { postProofMutation, postProofMutationInputs } from './post-proof-mutation.js';
+import { productionReadiness, productionReadinessInputs } from './production-readiness.js';
+import { proofInputs, proofRule } from './proof.js';
+import { reviewInputs, reviewRule } from './review.js';
+import { reviewSignature, reviewSignatureInputs } from './review-signature.js';
+import { routeBinding, routeBindingInputs } from './route-binding.js';
+import { runPacket, runPacketInputs } from './run-packet.js';
+import { selfHealProposal, selfHealProposalInputs } from './self-heal-proposal.js';
 import { STRUCTURAL_RULES } from './structural.js';
-import { externalValidationRuntime } from './validation-runtime.js';
-import { waivers } from './waivers.js';
+import { externalValidationRuntime, externalValidationRuntimeInputs } from './validation-runtime.js';
+import { waivers, waiversInputs } from './waivers.js';
+
+/** A content rule with the declaration of what it reads under the artifact root (inputs.ts). */
+export type ContentRuleEntry = readonly [name: string, rule: ContentRule, inputs: InputsOf];
 
 /** Content rules every run passes through, in their fixed order. */
-export const CONTENT_RULES: readonly (readonly [string, ContentRule])[] = [
-  ['self-heal-proposal', selfHealProposal],
-  ['corrective-work', correctiveWork],
-  ['proof', proofRule],
-  ['production-readiness', productionReadiness],
+export const CONTENT_RULES: readonly ContentRuleEntry[] = [
+  ['self-heal-proposal', selfHealProposal, selfHealProposalInputs],
+  ['corrective-work', correctiveWork, correctiveWorkInputs],
+  ['proof', proofRule, proofInputs],
+  ['production-readiness', productionReadiness, productionReadinessInputs],
 ];
 
 /** Commissioned assurance (SPEC completion rules 8 and 9), after the content rules. */
-export const ASSURANCE_RULES: readonly (readonly [string, ContentRule])[] = [
-  ['route-binding', routeBinding],
-  ['review', reviewRule],
-  ['review-signature', reviewSignature],
-  ['run-packet', runPacket],
-  ['waivers', waivers],
-  ['external-validation-runtime', externalValidationRuntime],
-  ['post-proof-mutation', postProofMutation],
+export const ASSURANCE_RULES: readonly ContentRuleEntry[] = [
+  ['route-binding', routeBinding, routeBindingInputs],
+  ['review', reviewRule, reviewInputs],
+  ['review-signature', reviewSignature, reviewSignatureInputs],
+  ['run-packet', runPacket, runPacketInputs],
+  ['waivers', waivers, waiversInputs],
+  ['external-validation-runtime', externalValidationRuntime, externalValidationRuntimeInputs],
+  ['post-proof-mutation', postProofMutation, postProofMutationInputs],
 ];
+
+/** The content rules that run for these facts, in order: the one choice runFinishLine makes. */
+export function contentRulesFor(facts: RunFacts): readonly ContentRuleEntry[] {
+  return assuranceRequired(facts) ? [...CONTENT_RULES, ...ASSURANCE_RULES] : CONTENT_RULES;
+}
+
+/**
+ * Everything the rules that run for these facts read under the artifact root (the structural
+ * rules read none): what the completed-run verdict cache key binds.
+ */
+export function validatorInputs(facts: RunFacts): ValidatorInputs {
+  return mergeInputs(contentRulesFor(facts).map(([, , inputs]) => inputs(facts)));
+}
 
 export interface FinishLineResult {
   problems: string[];
@@ -52,8 +69,7 @@ export async function runFinishLine(facts: RunFacts, env: FinishLineEnv): Promis
     }
     rules.push({ name, problems });
   }
-  const content = assuranceRequired(facts) ? [...CONTENT_RULES, ...ASSURANCE_RULES] : CONTENT_RULES;
-  for (const [name, rule] of content) {
+  for (const [name, rule] of contentRulesFor(facts)) {
     let problems: string[];
     try {
       problems = (await rule(facts, env)).map((p) => `${name}: ${p}`);

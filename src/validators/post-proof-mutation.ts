@@ -10,6 +10,12 @@ import { PACKET_PATH } from './corrective-work.js';
 import { loadDocument, loadJson, schemaIdOf } from './documents.js';
 import type { ContentRule } from './facts.js';
 import { changesSince } from './git.js';
+import type { InputsOf } from './inputs.js';
+
+/** The proof and the packet; the working tree it compares lives outside the root (git). */
+export const postProofMutationInputs: InputsOf = (facts) => ({
+  files: [facts.config.artifactByNode.prove, PACKET_PATH],
+});
 
 /**
  * The rule-9 refusal "post-proof application mutation". A commissioned proof names the commit it

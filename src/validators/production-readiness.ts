@@ -7,6 +7,12 @@ import {
 } from '../contract/artifacts/index.js';
 import { loadJson, schemaIdOf, schemaProblems } from './documents.js';
 import { assuranceRequired, type ContentRule } from './facts.js';
+import type { InputsOf } from './inputs.js';
+
+/** Read whether or not the node is required: a present assessment is never ignored. */
+export const productionReadinessInputs: InputsOf = (facts) => ({
+  files: [facts.config.artifactByNode['production-readiness']],
+});
 
 /**
  * SPEC completion rule 7: the layer assessment validates all 13 canonical layers, each exactly

@@ -1,6 +1,9 @@
 import { PROOF_SCHEMA_ID, type Proof } from '../contract/artifacts/index.js';
 import { loadDocument } from './documents.js';
 import type { ContentRule } from './facts.js';
+import type { InputsOf } from './inputs.js';
+
+export const proofInputs: InputsOf = (facts) => ({ files: [facts.config.artifactByNode.prove] });
 
 /**
  * SPEC completion rule 6: the configured proof artifact validates as harness.proof.v1 with a

@@ -2,10 +2,14 @@ import { REVIEW_SCHEMA_ID, type Review } from '../contract/artifacts/index.js';
 import { loadJson, schemaProblems } from './documents.js';
 import { evidenceBundle, evidenceBundleDigest, reviewSigningBytes } from './evidence.js';
 import type { ContentRule } from './facts.js';
+import type { InputsOf } from './inputs.js';
 import { buildInventory, comparePaths, inventoryDrift } from './inventory.js';
 import { REVIEW_PATH } from './review.js';
 import { verifyEd25519 } from './signature.js';
 import { loadTrustStore } from './trust-store.js';
+
+/** The review, and an inventory of the whole root (the committed trust store is in git). */
+export const reviewSignatureInputs: InputsOf = () => ({ files: [REVIEW_PATH], enumeratesRoot: true });
 
 /**
  * The independent reviewer's Ed25519 signature over the evidence bundle, the artifact inventory

@@ -2,10 +2,14 @@ import { REVIEW_ROLES, REVIEW_SCHEMA_ID, type Review } from '../contract/artifac
 import { claimArtifact } from './artifact-root.js';
 import { loadJson, schemaProblems } from './documents.js';
 import type { ContentRule } from './facts.js';
+import type { InputsOf } from './inputs.js';
 import { selfDeclaredTrust } from './json-scan.js';
 
 export const REVIEW_PATH = 'review/review.json';
 const IDENTITY_FIELDS = ['actorId', 'sessionId', 'executionId'] as const;
+
+/** The review and the role evidence it binds. */
+export const reviewInputs: InputsOf = () => ({ files: [REVIEW_PATH], documents: [REVIEW_PATH] });
 
 /**
  * harness.review.v2 shape, run binding, verdict, distinct role identities (the rule-9 refusal

@@ -1,5 +1,8 @@
 import type { ContentRule } from './facts.js';
+import type { InputsOf } from './inputs.js';
 import { readRoute } from './route-document.js';
+
+export const routeBindingInputs: InputsOf = (facts) => ({ files: [facts.config.artifactByNode.route] });
 
 /** SPEC completion rule 8: the validated route and its goal are bound to the bridge run ID. */
 export const routeBinding: ContentRule = async (facts, env) => {

@@ -12,11 +12,18 @@ import { PACKET_PATH } from './corrective-work.js';
 import { loadDocument, loadJson, schemaIdOf, schemaProblems } from './documents.js';
 import { canonicalBytes } from './evidence.js';
 import type { ContentRule } from './facts.js';
+import type { InputsOf } from './inputs.js';
 import { selfDeclaredTrust } from './json-scan.js';
 import { REVIEW_PATH } from './review.js';
 import { readRoute } from './route-document.js';
 
 const RANK = { structural: 0, semantic: 1, authoritative: 2 } as const;
+
+/** The packet and the artifacts it binds (review, route, authoritative assurance), the review, the route. */
+export const runPacketInputs: InputsOf = (facts) => ({
+  files: [PACKET_PATH, REVIEW_PATH, facts.config.artifactByNode.route],
+  documents: [PACKET_PATH],
+});
 
 /**
  * harness.run-packet.v3: v2 never completes; the packet binds this run, the review by its

@@ -3,12 +3,19 @@ import { SELF_HEAL_PROPOSAL_PATH } from '../contract/index.js';
 import { claimArtifact } from './artifact-root.js';
 import { loadDocument } from './documents.js';
 import type { ContentRule } from './facts.js';
+import type { InputsOf } from './inputs.js';
 
 /**
  * A self-heal resolved by a local proposal: self_heal/pr.json must be a harness.self-heal-proposal.v1
  * for this run whose patch artifact is present at the bound hash. (The structural self-heal rule
  * checks only that the proposal was verified into the journal.)
  */
+/** The proposal, when the resolution names it, and the patch it names. */
+export const selfHealProposalInputs: InputsOf = (facts) =>
+  facts.state.selfHeal.resolution?.artifact === SELF_HEAL_PROPOSAL_PATH
+    ? { files: [SELF_HEAL_PROPOSAL_PATH], documents: [SELF_HEAL_PROPOSAL_PATH] }
+    : { files: [] };
+
 export const selfHealProposal: ContentRule = async (facts, env) => {
   const resolution = facts.state.selfHeal.resolution;
   if (resolution?.artifact !== SELF_HEAL_PROPOSAL_PATH) return [];

@@ -1,11 +1,17 @@
 import { PACKET_PATH, RCA_PATH } from './corrective-work.js';
 import { loadJson } from './documents.js';
 import type { ContentRule } from './facts.js';
+import type { InputsOf } from './inputs.js';
 import { scanJson } from './json-scan.js';
 import { REVIEW_PATH } from './review.js';
 
 const RUNTIME_KEYS =
   /^(validators?|validator_?(runtime|path|command|module|url)|validation_?(runtime|command|path))$/i;
+
+/** The documents scanned: the rule reads exactly this list. */
+export const externalValidationRuntimeInputs: InputsOf = (facts) => ({
+  files: [REVIEW_PATH, PACKET_PATH, RCA_PATH, facts.config.artifactByNode.prove],
+});
 
 /**
  * The rule-9 refusal "external validation runtime": evidence may only say it was validated by
@@ -15,7 +21,7 @@ const RUNTIME_KEYS =
 export const externalValidationRuntime: ContentRule = async (facts, env) => {
   if (env.realRoot === null) return [];
   const problems: string[] = [];
-  for (const path of [REVIEW_PATH, PACKET_PATH, RCA_PATH, facts.config.artifactByNode.prove]) {
+  for (const path of externalValidationRuntimeInputs(facts).files) {
     const doc = await loadJson(env.realRoot, path);
     if (doc.kind !== 'ok') continue;
     const hits = scanJson(doc.value, (key, v) => {

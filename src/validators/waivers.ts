@@ -7,6 +7,11 @@ import {
 import { PACKET_PATH } from './corrective-work.js';
 import { loadJson, schemaProblems } from './documents.js';
 import type { ContentRule } from './facts.js';
+import type { InputsOf } from './inputs.js';
+
+export const waiversInputs: InputsOf = (facts) => ({
+  files: [PACKET_PATH, facts.config.artifactByNode['production-readiness']],
+});
 
 /**
  * Every active waiver must be tied to an approval (node, owner, scope) that a human granted: the

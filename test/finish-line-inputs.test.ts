@@ -1,0 +1,185 @@
+import { createRequire, syncBuiltinESMExports } from 'node:module';
+import { sep } from 'node:path';
+import t, { type Test } from 'tap';
+import { boundFiles } from '../src/server/verdict-inputs.js';
+import { claimArtifact } from '../src/validators/artifact-root.js';
+import { runFinishLine, validatorInputs } from '../src/validators/finish-line.js';
+import { verifyEd25519 } from '../src/validators/signature.js';
+import { buildFixture, type Fixture } from './helpers/finish-line-fixture.js';
+
+/**
+ * The completed-run verdict cache binds what the validators read under the artifact root, as the
+ * rules declare it (src/validators/inputs.ts, the third column of the rule tables). This runs the
+ * whole validator sequence with every file-system call under the root recorded, on fixtures that
+ * take every rule down its reading paths, and fails when a rule opens a path the key does not bind
+ * (a declared file, a path named in a declared document, or a directory on the way to one) or
+ * lists a directory without declaring that it enumerates the root. Reads by the inventory's
+ * batched hashing (the enumeration itself, through the workers seam) are the enumeration's.
+ */
+const fsp = createRequire(import.meta.url)('node:fs/promises') as Record<string, unknown>;
+const RECORDED = ['open', 'lstat', 'stat', 'realpath', 'opendir', 'readdir', 'readFile', 'access'];
+
+interface Access {
+  fn: string;
+  rel: string;
+}
+
+let record: { root: string; accesses: Access[]; paused: boolean } | null = null;
+const originals = Object.fromEntries(RECORDED.map((fn) => [fn, fsp[fn]]));
+for (const fn of RECORDED) {
+  const original = originals[fn] as (...args: unknown[]) => unknown;
+  fsp[fn] = (...args: unknown[]) => {
+    const path = String(args[0]);
+    if (record && !record.paused && (path === record.root || path.startsWith(record.root + sep)))
+      record.accesses.push({
+        fn,
+        rel: path
+          .slice(record.root.length + 1)
+          .split(sep)
+          .join('/'),
+      });
+    return original(...args);
+  };
+}
+syncBuiltinESMExports();
+t.teardown(() => {
+  Object.assign(fsp, originals);
+  syncBuiltinESMExports();
+});
+
+/** Runs the validators with accesses recorded; the inventory's hashing goes through `workers`. */
+async function recordedRun(f: Fixture) {
+  const rec = { root: f.root, accesses: [] as Access[], paused: false };
+  let enumerated = false;
+  const workers = {
+    claimMany: async (realRoot: string, paths: readonly string[]) => {
+      enumerated = true;
+      rec.paused = true;
+      try {
+        const out = [];
+        for (const p of paths) {
+          const c = await claimArtifact(realRoot, p).catch((err: Error) => err);
+          out.push(
+            c instanceof Error
+              ? { ok: false as const, path: p, message: c.message }
+              : { ok: true as const, path: p, sha256: c.sha256, size: c.size },
+          );
+        }
+        return out;
+      } finally {
+        rec.paused = false;
+      }
+    },
+    verifyEd25519: async (task: Parameters<typeof verifyEd25519>[0]) => verifyEd25519(task),
+  };
+  record = rec;
+  try {
+    const result = await runFinishLine(f.facts, { ...f.env, workers });
+    return { result, accesses: rec.accesses, enumerated };
+  } finally {
+    record = null;
+  }
+}
+
+async function conforms(t: Test, f: Fixture, expectProblems: string[] = []) {
+  const { result, accesses, enumerated } = await recordedRun(f);
+  t.same(result.problems, expectProblems, 'the fixture reads as expected');
+  const inputs = validatorInputs(f.facts);
+  const bound = new Set((await boundFiles(f.root, inputs)).paths);
+  t.ok(accesses.length > 0, `the rules read under the root (${accesses.length} calls)`);
+  const unbound = accesses.filter((a) => a.fn !== 'opendir' && a.fn !== 'readdir' && !bound.has(a.rel));
+  t.same(unbound, [], 'every path a rule reads is bound by the verdict cache key');
+  const listed = accesses.some((a) => a.fn === 'opendir' || a.fn === 'readdir') || enumerated;
+  t.equal(listed, inputs.enumeratesRoot, `enumerates the root: ${listed}`);
+  return { accesses, inputs };
+}
+
+t.test('a commissioned run: every rule, the review inventory enumerates the root', async (t) => {
+  const f = await buildFixture(t);
+  const { inputs } = await conforms(t, f);
+  t.equal(inputs.enumeratesRoot, true);
+});
+
+t.test('a commissioned run with authoritative assurance named only by the packet', async (t) => {
+  // Under handoff/, outside the signed inventory: only the packet names it.
+  const ASSURANCE = 'handoff/authoritative.json';
+  const f = await buildFixture(t);
+  await f.write(ASSURANCE, {
+    schema: 'harness.authoritative-assurance.v1',
+    runId: f.runId,
+    generatedAt: '2025-01-01T00:00:00Z',
+    authority: 'domain owner',
+    level: 'semantic',
+    claimIds: ['c2'],
+  });
+  await f.resign();
+  const ref = {
+    path: ASSURANCE,
+    sha256: (await claimArtifact(f.root, ASSURANCE)).sha256,
+  };
+  await f.repack((p) =>
+    Object.assign(p, {
+      assuranceLevel: 'semantic',
+      authoritativeAssurance: ref,
+      claims: [{ id: 'c2', kind: 'semantic', statement: 's' }],
+    }),
+  );
+  const { accesses } = await conforms(t, f);
+  t.ok(
+    accesses.some((a) => a.rel === ref.path),
+    'the packet rule opened the path the packet names',
+  );
+});
+
+t.test('an ordinary corrective run: the RCA chain reads the packet; no enumeration', async (t) => {
+  const f = await buildFixture(t, { commissioned: false, corrective: true });
+  const { inputs } = await conforms(t, f);
+  t.equal(inputs.enumeratesRoot, false);
+});
+
+t.test('an ordinary feature run without an RCA, the assessment node skipped', async (t) => {
+  const f = await buildFixture(t, { commissioned: false, corrective: false });
+  f.facts.state.nodes['production-readiness'] = {
+    state: 'skipped',
+    seq: 1,
+    skipReason: 'a library',
+    failureReason: null,
+    recoveryPath: null,
+  };
+  const { accesses } = await conforms(t, f);
+  t.ok(
+    accesses.some((a) => a.rel === 'production/layer-assessment.json'),
+    'a skipped node’s assessment is still read',
+  );
+});
+
+t.test('a self-heal resolved by a local proposal: the proposal and the patch it names', async (t) => {
+  const f = await buildFixture(t, { commissioned: false, corrective: true });
+  await f.write('self_heal/patch.diff', 'diff --git a/app.js b/app.js\n');
+  const patch = {
+    path: 'self_heal/patch.diff',
+    sha256: (await claimArtifact(f.root, 'self_heal/patch.diff')).sha256,
+  };
+  await f.write('self_heal/pr.json', {
+    schema: 'harness.self-heal-proposal.v1',
+    runId: f.runId,
+    generatedAt: '2025-01-01T00:00:00Z',
+    title: 'guard the gate',
+    gap: 'the gate missed a case',
+    target: { repository: 'example/repo', baseRef: 'main' },
+    patch,
+    files: ['app.js'],
+  });
+  const claim = await claimArtifact(f.root, 'self_heal/pr.json');
+  f.facts.state.artifacts[claim.path] = { ...claim, nodeId: 'self-heal', seq: 4, ts: '2025-01-01T00:00:00Z' };
+  f.facts.state.selfHeal = {
+    detectedSeq: 3,
+    resolvedSeq: 4,
+    resolution: { type: 'self_heal.pr_proposed', prUrl: null, artifact: 'self_heal/pr.json' },
+  };
+  const { accesses } = await conforms(t, f);
+  t.ok(
+    accesses.some((a) => a.rel === patch.path),
+    'the proposal rule opened the patch the proposal names',
+  );
+});
