@@ -2,7 +2,7 @@ import { link, mkdir, mkdtemp, realpath, rename, rm, symlink, writeFile } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { boundFiles } from '../src/server/verdict-inputs.js';
+import { boundFiles, NAMED_PATHS_MAX } from '../src/server/verdict-inputs.js';
 import type { ValidatorInputs } from '../src/validators/inputs.js';
 
 /**
@@ -85,4 +85,11 @@ t.test('a named path that is no artifact path is bound as text, never looked up'
   const l = await lines(root);
   t.ok(l.includes('"../outside" leaf invalid'), l.join('\n'));
   t.ok(l.includes('"/etc/passwd" leaf invalid'));
+});
+
+t.test('documents naming more paths than NAMED_PATHS_MAX give no binding (no cache)', async (t) => {
+  const root = await tree(t);
+  const refs = Array.from({ length: NAMED_PATHS_MAX + 1 }, (_, i) => ({ path: `n/${i}`, sha256: 'a' }));
+  await writeFile(join(root, 'run/packet.json'), JSON.stringify({ refs }));
+  await t.rejects(boundFiles(root, inputs), RangeError);
 });

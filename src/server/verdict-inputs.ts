@@ -14,22 +14,28 @@ import { factsOf } from './completion.js';
  * The part of the completed-run verdict cache key that stands for the artifact root: exactly what
  * the validator sequence of this run reads there (the rules' declarations, src/validators/inputs.ts).
  *
- * - Every file a rule reads by name, and every artifact path named inside a document a rule opens
- *   references from, is bound by its lstat identity (type, size, mtime and ctime in ns, inode,
- *   device, link count, mode, owner) or by its absence. Any write, rename, link or deletion moves
- *   the leaf's ctime, which no user can set back, so an equal identity means the bytes a validator
- *   opens are the bytes it opened before. Each directory on the way (and the root itself) is bound
- *   by what a by-name open depends on: that it is still the same directory (type, inode, device,
- *   mode, owner), since a component swapped for a link makes the open fail. Files added elsewhere
- *   are not inputs and do not miss the cache.
+ * - When no rule enumerates the root (a run that is not commissioned): every file a rule reads by
+ *   name, and every artifact path named inside a document a rule opens references from, is bound
+ *   by its lstat identity (type, size, mtime and ctime in ns, inode, device, link count, mode,
+ *   owner) or by its absence. Any write, rename, link or deletion moves the leaf's ctime, which no
+ *   user can set back, so an equal identity means the bytes a validator opens are the bytes it
+ *   opened before. Each directory on the way (and the root itself) is bound by what a by-name open
+ *   depends on: that it is still the same directory (type, inode, device, mode, owner), since a
+ *   component swapped for a link makes the open fail. Files added elsewhere are not inputs and do
+ *   not miss the cache.
  * - A run whose rules enumerate the whole root (commissioned runs: the review-signature
- *   inventory) also binds the root's lstat inventory (src/workers/stat-inventory.ts), walked in a
- *   pool thread: one lstat per entry.
+ *   inventory) binds the root's lstat inventory instead (src/workers/stat-inventory.ts), walked in
+ *   a pool thread: one lstat per entry. It covers every path a by-name read could open (their
+ *   ctime moves on any change of content, links or mode), and the review names every file of its
+ *   inventory, so binding those one by one as well would only repeat the walk on the main thread.
  *
  * Identities are taken before the validators run, and a document's references are read after its
  * own identity was taken, so a change at any later moment shows as another key. Null (never
- * answered from the cache) when an identity cannot be taken or the inventory cannot be walked.
+ * answered from the cache) when an identity cannot be taken, the documents name more than
+ * NAMED_PATHS_MAX paths, or the inventory cannot be walked.
  */
+export const NAMED_PATHS_MAX = 10_000;
+
 export interface BoundFiles {
   /** `<path> <identity>` lines, sorted: a path read by name, or a directory on the way to one. */
   lines: string[];
@@ -89,6 +95,7 @@ export async function boundFiles(root: string, inputs: ValidatorInputs): Promise
     const loaded = await loadJson(root, doc);
     if (loaded.kind === 'ok') for (const p of artifactRefPaths(loaded.value)) named.add(p);
   }
+  if (named.size > NAMED_PATHS_MAX) throw new RangeError('the documents name too many paths to bind');
   await bind(root, [...named].sort(), bound);
   const lines: string[] = [];
   const paths = new Set<string>();
@@ -104,11 +111,11 @@ export async function verdictInputsDigest(pool: HashPool, run: OpenRun): Promise
   const root = run.config.artifactRoot;
   if (root === null) return 'no-artifact-root';
   const inputs = validatorInputs(factsOf(run));
-  const walk = inputs.enumeratesRoot ? pool.statInventory(root) : Promise.resolve('not-enumerated');
-  const [files, inventory] = await Promise.all([boundFiles(root, inputs), walk]);
-  if (inventory === null) return null;
   const hash = createHash('sha256').update('harness.verdict-inputs.v1\n');
-  hash.update(`inventory ${inventory}\n`);
-  for (const line of files.lines) hash.update(`${line}\n`);
+  if (inputs.enumeratesRoot) {
+    const inventory = await pool.statInventory(root);
+    return inventory === null ? null : hash.update(`inventory ${inventory}\n`).digest('hex');
+  }
+  for (const line of (await boundFiles(root, inputs)).lines) hash.update(`by-name ${line}\n`);
   return hash.digest('hex');
 }
