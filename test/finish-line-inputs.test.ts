@@ -171,7 +171,16 @@ t.test('a self-heal resolved by a local proposal: the proposal and the patch it 
     files: ['app.js'],
   });
   const claim = await claimArtifact(f.root, 'self_heal/pr.json');
-  f.facts.state.artifacts[claim.path] = { ...claim, nodeId: 'self-heal', seq: 4, ts: '2025-01-01T00:00:00Z' };
+  f.facts.state.artifacts[claim.path] = {
+    ...claim,
+    nodeId: 'self-heal',
+    seq: 4,
+    ts: '2025-01-01T00:00:00Z',
+    outcome: 'verified',
+    failureReason: null,
+    recoveryPath: null,
+    skipReason: null,
+  };
   f.facts.state.selfHeal = {
     detectedSeq: 3,
     resolvedSeq: 4,
