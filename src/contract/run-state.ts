@@ -125,15 +125,52 @@ const STATE_BY_TYPE: Partial<Record<EventType, NodeState>> = {
   'approval.denied': 'failed',
 };
 
+/**
+ * The pending approvals of a state by key, in request order, beside the state (never persisted):
+ * built once from `approvals` when first needed, then kept in step by `applyEntry`, the one place
+ * that changes an approval. An event's lookup and the summary's count then cost the same however
+ * many approvals the run has seen (CONTRACT 7: appending costs the same at event 100000 as at 10).
+ */
+interface PendingIndex {
+  byKey: Map<string, ApprovalRecord[]>;
+  count: number;
+}
+
+const pendingIndexes = new WeakMap<RunState, PendingIndex>();
+
+const approvalKey = (nodeId: NodeId, owner: string, scope: string) => JSON.stringify([nodeId, owner, scope]);
+
+function pendingIndex(state: RunState): PendingIndex {
+  let index = pendingIndexes.get(state);
+  if (!index) {
+    index = { byKey: new Map(), count: 0 };
+    for (const a of state.approvals) if (a.status === 'pending') addPending(index, a);
+    pendingIndexes.set(state, index);
+  }
+  return index;
+}
+
+function addPending(index: PendingIndex, a: ApprovalRecord): void {
+  const key = approvalKey(a.nodeId, a.owner, a.scope);
+  const queue = index.byKey.get(key);
+  if (queue) queue.push(a);
+  else index.byKey.set(key, [a]);
+  index.count++;
+}
+
+/** The oldest pending approval with this key, as a scan of `approvals` in request order finds it. */
 export function findPendingApproval(
   state: RunState,
   nodeId: NodeId,
   owner: string,
   scope: string,
 ): ApprovalRecord | undefined {
-  return state.approvals.find(
-    (a) => a.status === 'pending' && a.nodeId === nodeId && a.owner === owner && a.scope === scope,
-  );
+  return pendingIndex(state).byKey.get(approvalKey(nodeId, owner, scope))?.[0];
+}
+
+/** How many approvals of the run are pending. */
+export function pendingApprovalCount(state: RunState): number {
+  return pendingIndex(state).count;
 }
 
 /** A verified claim as the run records it: a later write of the same path replaces it whole. */
@@ -177,8 +214,9 @@ export function applyEntry(state: RunState, entry: JournalEntry): void {
   if (event.type !== 'run.blocked' && event.type !== 'run.completed') state.currentNodeId = event.nodeId;
 
   switch (event.type) {
-    case 'approval.requested':
-      state.approvals.push({
+    case 'approval.requested': {
+      const index = pendingIndex(state);
+      const request: ApprovalRecord = {
         nodeId: event.nodeId,
         owner: event.approvalOwner ?? '',
         scope: event.approvalScope ?? '',
@@ -187,17 +225,20 @@ export function applyEntry(state: RunState, entry: JournalEntry): void {
         requestedAt: event.ts,
         decidedSeq: null,
         decidedAt: null,
-      });
+      };
+      state.approvals.push(request);
+      addPending(index, request);
       break;
+    }
     case 'approval.granted':
     case 'approval.denied': {
-      const pending = findPendingApproval(
-        state,
-        event.nodeId,
-        event.approvalOwner ?? '',
-        event.approvalScope ?? '',
-      );
+      const index = pendingIndex(state);
+      const key = approvalKey(event.nodeId, event.approvalOwner ?? '', event.approvalScope ?? '');
+      const queue = index.byKey.get(key);
+      const pending = queue?.shift();
       if (pending) {
+        if (queue?.length === 0) index.byKey.delete(key);
+        index.count--;
         pending.status = event.type === 'approval.granted' ? 'granted' : 'denied';
         pending.decidedSeq = seq;
         pending.decidedAt = event.ts;

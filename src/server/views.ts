@@ -1,5 +1,5 @@
 import type { EventViewT, JournalEntry, RunSummary, RunViewT } from '../contract/index.js';
-import { NODE_IDS, pendingApprovals } from '../contract/index.js';
+import { NODE_IDS, pendingApprovalCount } from '../contract/index.js';
 import type { OpenRun } from '../storage/run-files.js';
 import type { QuarantineInfo } from '../storage/store.js';
 import { boundedApprovals, boundedProblems } from './view-bounds.js';
@@ -39,7 +39,7 @@ export function summaryView(run: OpenRun, quarantine?: QuarantineInfo): RunSumma
     currentNodeId: state.currentNodeId,
     eventCount: state.eventCount,
     eventsTruncated: state.eventCount > 0,
-    pendingApprovals: pendingApprovals(state).length,
+    pendingApprovals: pendingApprovalCount(state),
   };
 }
 
