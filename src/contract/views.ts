@@ -162,3 +162,16 @@ export const RunView = Type.Object(
   { additionalProperties: false },
 );
 export type RunViewT = Static<typeof RunView>;
+
+/**
+ * A quarantined run as reads answer it: the summary (nothing derived from the record it no longer
+ * trusts: no title, mode, node or counts) and the quarantine's reasons.
+ */
+export const QuarantinedRunView = Type.Object(
+  {
+    ...RunSummaryView.properties,
+    status: Type.Literal('quarantined'),
+    quarantine: Type.Object({ reasons: Type.Array(Type.String()), since: Type.String() }),
+  },
+  { additionalProperties: false },
+);

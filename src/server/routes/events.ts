@@ -7,12 +7,27 @@ import {
   eventRuleProblems,
   type RunEvent,
   RunEventSchema,
+  RunSummaryView,
 } from '../../contract/index.js';
 import type { BridgeContext } from '../context.js';
 import { checkBodyForCredentials, checkRunIdForCredentials, secretMatches, syncHook } from '../guard.js';
 import { toBridgeError } from '../http-errors.js';
 import { postEvent } from '../post-event.js';
 import { RunParams, secrets } from './runs.js';
+
+/** The 2xx bodies of the event route (exported so a test holds real answers to them). */
+export const EventAccepted = Type.Object({
+  ok: Type.Literal(true),
+  event: EventView,
+  seq: Type.Integer(),
+  run: RunSummaryView,
+});
+export const EventDuplicate = Type.Object({
+  ok: Type.Literal(true),
+  duplicate: Type.Literal(true),
+  event: EventView,
+  seq: Type.Integer(),
+});
 
 /** Schema and rule problems together, so an agent learns everything wrong with an event at once. */
 function contractProblems(req: FastifyRequest): string[] {
@@ -38,20 +53,7 @@ export function registerEventRoute(app: FastifyInstance, ctx: BridgeContext): vo
         summary: 'Append one RunEvent (grant/deny also need x-harness-human-token)',
         params: RunParams,
         body: RunEventSchema,
-        response: {
-          201: Type.Object({
-            ok: Type.Literal(true),
-            event: EventView,
-            seq: Type.Integer(),
-            run: Type.Unknown(),
-          }),
-          200: Type.Object({
-            ok: Type.Literal(true),
-            duplicate: Type.Literal(true),
-            event: EventView,
-            seq: Type.Integer(),
-          }),
-        },
+        response: { 201: EventAccepted, 200: EventDuplicate },
       },
       preValidation: syncHook((req) => {
         checkRunIdForCredentials((req.params as { id?: unknown }).id, bodySecrets);

@@ -7,6 +7,7 @@ import {
   EVENTS_LIMIT,
   EventPageView,
   EventView,
+  QuarantinedRunView,
   RUN_ID_PATTERN_SOURCE,
   RUNS_LIMIT,
   RunSummaryView,
@@ -21,7 +22,15 @@ import { getRun, listRuns, pageHeaders } from '../read-runs.js';
 import { runView } from '../views.js';
 
 export const RunParams = Type.Object({ id: Type.String({ pattern: RUN_ID_PATTERN_SOURCE }) });
-const CreatedRun = Type.Object({ ok: Type.Literal(true), created: Type.Boolean(), run: RunView });
+/** The 2xx bodies of the run routes (exported so a test holds real answers to them). */
+export const CreatedRun = Type.Object({ ok: Type.Literal(true), created: Type.Boolean(), run: RunView });
+export const RunsPage = Type.Object({ ok: Type.Literal(true), runs: Type.Array(RunSummaryView) });
+export const RunRead = Type.Object({
+  ok: Type.Literal(true),
+  run: Type.Union([RunView, QuarantinedRunView]),
+  events: Type.Array(EventView),
+  eventPage: EventPageView,
+});
 const digits = Type.String({ pattern: '^\\d+$' });
 
 /** The credential values a body must not carry (computed once per app: the key is a Buffer). */
@@ -71,7 +80,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: BridgeContext): voi
           { limit: Type.Optional(digits), cursor: Type.Optional(digits) },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Object({ ok: Type.Literal(true), runs: Type.Array(RunSummaryView) }) },
+        response: { 200: RunsPage },
       },
     },
     async (req, reply) => {
@@ -98,14 +107,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: BridgeContext): voi
           { eventLimit: Type.Optional(digits), eventCursor: Type.Optional(digits) },
           { additionalProperties: false },
         ),
-        response: {
-          200: Type.Object({
-            ok: Type.Literal(true),
-            run: RunView,
-            events: Type.Array(EventView),
-            eventPage: EventPageView,
-          }),
-        },
+        response: { 200: RunRead },
       },
     },
     async (req, reply) => {
