@@ -1,6 +1,7 @@
-import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
+import { runPaths } from '../src/storage/paths.js';
 import { cleanup, ev, startTestBridge } from './helpers/bridge.js';
 import { assertEnvelope, expectRejected, writeArtifact } from './helpers/expect.js';
 
@@ -250,6 +251,31 @@ t.test('artifactRoot and adapter on creation', async (t) => {
     );
     t.match(changed.body['problems'], [/^adapterPath/]);
     t.equal((await b.req('GET', '/runs/sync3')).body['run'].artifactRootSet, false, 'nothing was sealed');
+  });
+
+  t.test('adding the adapter never reseals a root whose path now leads elsewhere', async (t) => {
+    const a = join(b.t.dir, 'swap-a');
+    const other = join(b.t.dir, 'swap-b');
+    await mkdir(a);
+    await mkdir(other);
+    const adapter = join(b.t.repo, 'swap-adapter.json');
+    await writeFile(adapter, JSON.stringify({ runtime: { requiredNodes: ['intake'] } }));
+    t.equal((await b.req('POST', '/runs', { id: 'swap', artifactRoot: a })).status, 201);
+    const config = () => readFile(runPaths(b.t.dataDir, 'swap').config);
+    const sealed = await config();
+    // The sealed root's path is swapped for a link to another directory.
+    await rename(a, `${a}.old`);
+    await symlink(other, a);
+    const refused = await expectRejected(
+      t,
+      b,
+      'swap',
+      () => b.req('POST', '/runs/swap/events', ev({ adapterPath: adapter })),
+      409,
+      'event_state_violation',
+    );
+    t.match(refused.body['problems'], [/^artifactRoot differs/]);
+    t.ok((await config()).equals(sealed), 'run-config.json unchanged');
   });
 
   t.test('a run with events and no root cannot gain one', async (t) => {

@@ -90,5 +90,9 @@ export async function completionGate(
     if (after.digests.get(path) !== before.digests.get(path))
       problems.push(`artifact ${path} changed during the finish-line checks`);
   }
-  return { problems: [...new Set(problems)], digests: before.digests };
+  // The completion seal records the claimed artifacts (at most one per node, plus a self-heal
+  // proposal). Paths a document names are checked above but not sealed: a review inventory can name
+  // every file under the root, and the sealed record must fit the journal's record ceiling.
+  const claimed = new Map([...before.digests].filter(([path]) => Object.hasOwn(run.state.artifacts, path)));
+  return { problems: [...new Set(problems)], digests: claimed };
 }

@@ -48,13 +48,16 @@ export async function sealOrCompareSetup(
     artifactRoot: input.artifactRoot ?? config.artifactRoot ?? undefined,
     adapterPath: input.adapterPath ?? config.adapter?.path,
   });
-  // A sealed adapter re-read for a root added later must still be the bytes that were sealed.
+  // What is sealed stays as sealed: a root that now resolves elsewhere (its path swapped for a
+  // link), or an adapter re-read with other bytes, refuses the addition instead of resealing.
+  if (config.artifactRoot !== null && setup.artifactRoot !== config.artifactRoot) return ['artifactRoot'];
   const sealed = config.adapter;
   if (sealed && (setup.adapter?.path !== sealed.path || setup.adapter.sha256 !== sealed.sha256))
     return ['adapterPath'];
   await ctx.store.sealConfig(run, {
     ...config,
     ...setup,
+    artifactRoot: config.artifactRoot ?? setup.artifactRoot,
     adapter: sealed ?? setup.adapter,
     commissioned: config.commissioned || setup.commissioned,
   });

@@ -12,6 +12,7 @@ import {
   findPendingApproval,
   proposalArtifact,
   SELF_HEAL_PROPOSAL_PATH,
+  TEXT_FIELD_MAX,
 } from '../contract/index.js';
 import { EventTooLargeError, eventBytesOverLimit } from '../storage/journal.js';
 import { canonicalBytes, macEqual, secretDigest } from '../storage/mac.js';
@@ -293,9 +294,39 @@ async function verify(ctx: BridgeContext, run: OpenRun, path: string): Promise<A
   }
 }
 
+/**
+ * Bytes of the run.blocked message as stored (its JSON string): a quarter of the stored-event
+ * ceiling, so the bridge's own record always fits it, whatever characters the problems quote.
+ */
+const BLOCKED_MESSAGE_MAX_BYTES = EVENT_MAX_BYTES / 4;
+
+/**
+ * `text` cut to at most `maxChars` UTF-16 units and `maxBytes` bytes of JSON text, with "..." when
+ * cut. Problems may quote paths from agent-written documents: a control character is one unit but
+ * six bytes once escaped, so a cut by length alone can still be too large to store.
+ */
+export function cutForJournal(text: string, maxChars: number, maxBytes: number): string {
+  const fits = (s: string) => s.length <= maxChars && Buffer.byteLength(JSON.stringify(s)) <= maxBytes;
+  if (fits(text)) return text;
+  let lo = 0;
+  let hi = Math.min(text.length, maxChars);
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (fits(`${text.slice(0, mid)}...`)) lo = mid;
+    else hi = mid - 1;
+  }
+  // Never end on the first half of a surrogate pair.
+  const cut = /[\uD800-\uDBFF]$/.test(text.slice(0, lo)) ? lo - 1 : lo;
+  return `${text.slice(0, cut)}...`;
+}
+
 /** The run.blocked record a refused completion leaves in the journal (CONTRACT 5). */
 function systemBlocked(completion: RunEvent, problems: string[]): StoredEvent {
-  const message = `run.completed refused: ${problems.join('; ')}`;
+  const message = cutForJournal(
+    `run.completed refused: ${problems.join('; ')}`,
+    TEXT_FIELD_MAX,
+    BLOCKED_MESSAGE_MAX_BYTES,
+  );
   return {
     id: randomUUID(),
     ts: new Date().toISOString(),
@@ -304,7 +335,7 @@ function systemBlocked(completion: RunEvent, problems: string[]): StoredEvent {
     runMode: completion.runMode,
     eventSource: completion.runMode === 'live' ? 'bridge' : completion.eventSource,
     nodeId: completion.nodeId,
-    message: message.length > 4000 ? `${message.slice(0, 3997)}...` : message,
+    message,
     status: 'blocked',
   };
 }
