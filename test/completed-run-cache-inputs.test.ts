@@ -4,7 +4,7 @@ import t, { type Test } from 'tap';
 import { DEFAULT_ARTIFACT_BY_NODE, NODE_IDS } from '../src/contract/index.js';
 import type { FinishLineGate } from '../src/server/context.js';
 import { productionReadiness } from '../src/validators/production-readiness.js';
-import { cleanup, ev, startTestBridge, type TestBridge } from './helpers/bridge.js';
+import { cleanup, ev, gitIn, startTestBridge, type TestBridge } from './helpers/bridge.js';
 import { writeArtifact } from './helpers/expect.js';
 
 /**
@@ -64,6 +64,21 @@ t.test('a file no validator reads, added after a cached read, is answered from t
   const before = (await b.req('GET', '/health')).body.cache;
   await writeArtifact(b.t.artifactRoot, 'notes/x.md', 'not an input of an ordinary run\n');
   await writeArtifact(b.t.artifactRoot, 'run/notes.md', 'beside an input, still not one\n');
+  t.equal((await b.req('GET', `/runs/${runId}`)).body.run.status, 'completed');
+  const after = (await b.req('GET', '/health')).body.cache;
+  t.same(after, { executions: before.executions, hits: before.hits + 1 }, 'a cache hit');
+});
+
+t.test('a run whose rules read no repository state is answered from the cache after a commit', async (t) => {
+  // Not commissioned and without an RCA: no rule of this run runs git, so no git runs for its key.
+  const { b, runId } = await completedRun(t);
+  const before = (await b.req('GET', '/health')).body.cache;
+  const git = gitIn(b.t.repo);
+  await writeFile(join(b.t.repo, 'app.js'), 'export const x = 1;\n');
+  await git('add', 'app.js');
+  await git('commit', '-q', '-m', 'an application change');
+  await writeFile(join(b.t.repo, 'app.js'), 'export const x = 2;\n');
+  await writeFile(join(b.t.repo, 'untracked.js'), 'export const y = 1;\n');
   t.equal((await b.req('GET', `/runs/${runId}`)).body.run.status, 'completed');
   const after = (await b.req('GET', '/health')).body.cache;
   t.same(after, { executions: before.executions, hits: before.hits + 1 }, 'a cache hit');

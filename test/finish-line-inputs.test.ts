@@ -1,9 +1,14 @@
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
-import { sep } from 'node:path';
+import { tmpdir } from 'node:os';
+import { delimiter, join, sep } from 'node:path';
+import { execa } from 'execa';
 import t, { type Test } from 'tap';
 import { boundFiles } from '../src/server/verdict-inputs.js';
 import { claimArtifact } from '../src/validators/artifact-root.js';
-import { runFinishLine, validatorInputs } from '../src/validators/finish-line.js';
+import { loadJson } from '../src/validators/documents.js';
+import { contentRulesFor, runFinishLine, validatorInputs } from '../src/validators/finish-line.js';
+import { commitNames } from '../src/validators/json-scan.js';
 import { verifyEd25519 } from '../src/validators/signature.js';
 import { buildFixture, type Fixture } from './helpers/finish-line-fixture.js';
 
@@ -190,5 +195,80 @@ t.test('a self-heal resolved by a local proposal: the proposal and the patch it 
   t.ok(
     accesses.some((a) => a.rel === patch.path),
     'the proposal rule opened the patch the proposal names',
+  );
+});
+
+/**
+ * The same principle for the git repository: each content rule runs alone with every git command
+ * recorded (a `git` first on PATH that logs its arguments and runs the real one), and each command
+ * must be a read its declaration names, so the verdict cache key binds what it answers: the trust
+ * store at HEAD, the working-tree comparison, or a commit named in a declared document.
+ */
+async function gitRecorder(t: Test) {
+  const dir = await mkdtemp(join(tmpdir(), 'hb-git-log-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const real = (await execa('sh', ['-c', 'command -v git'])).stdout.trim();
+  const log = join(dir, 'log');
+  await writeFile(
+    join(dir, 'git'),
+    `#!/bin/sh\nfor a in "$@"; do printf '%s\\037' "$a"; done >> '${log}'\necho >> '${log}'\nexec '${real}' "$@"\n`,
+  );
+  await chmod(join(dir, 'git'), 0o755);
+  const path = process.env['PATH'];
+  return async (fn: () => Promise<unknown>): Promise<string[][]> => {
+    await writeFile(log, '');
+    process.env['PATH'] = `${dir}${delimiter}${path ?? ''}`;
+    try {
+      await fn();
+    } finally {
+      process.env['PATH'] = path;
+    }
+    const lines = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
+    // Drop the hardening `-c name=value` pairs in front of the subcommand.
+    return lines.map((l) => {
+      const args = l.split('\x1f').slice(0, -1);
+      while (args[0] === '-c') args.splice(0, 2);
+      return args;
+    });
+  };
+}
+
+t.test('every git command a rule runs is a repository read it declares', async (t) => {
+  const recorded = await gitRecorder(t);
+  const ran = new Set<string>();
+  for (const opts of [{}, { commissioned: false, corrective: true }]) {
+    const f = await buildFixture(t, opts);
+    for (const [name, rule, inputsOf] of contentRulesFor(f.facts)) {
+      const declared = inputsOf(f.facts).repository ?? {};
+      const named = new Set<string>();
+      for (const doc of declared.commitsNamedIn ?? []) {
+        const loaded = await loadJson(f.root, doc);
+        if (loaded.kind === 'ok') for (const n of commitNames(loaded.value)) named.add(n);
+      }
+      for (const [sub, ...args] of await recorded(() => rule(f.facts, f.env))) {
+        ran.add(`${name} ${sub}`);
+        const names = args.flatMap((a) => a.match(/[0-9a-f]{40}/g) ?? []);
+        if (sub === 'show') t.equal(declared.trustStore, true, `${name}: git show ${args.join(' ')}`);
+        else if (sub === 'diff' || sub === 'ls-files')
+          t.equal(declared.workingTree, true, `${name}: git ${sub} compares the working tree`);
+        else if (sub === 'cat-file' || sub === 'merge-base')
+          t.ok(
+            names.length > 0 && names.every((n) => named.has(n)),
+            `${name}: git ${sub} looks up commits named in ${JSON.stringify(declared.commitsNamedIn)}`,
+          );
+        else t.fail(`${name}: git ${sub} is no repository read the key binds`);
+      }
+    }
+  }
+  t.same(
+    [...ran].sort(),
+    [
+      'corrective-work cat-file',
+      'corrective-work merge-base',
+      'post-proof-mutation diff',
+      'post-proof-mutation ls-files',
+      'review-signature show',
+    ],
+    'the fixtures take every rule that runs git down its git reads',
   );
 });

@@ -33,8 +33,9 @@ async function runtimeDrift(ctx: BridgeContext, run: OpenRun): Promise<string[]>
  * view that could change it: journal head, validator runtime, trust pin, closure status, current
  * digests of the checked artifacts, and the identity of exactly what this run's validators read
  * under the artifact root (verdict-inputs.ts: the files they read by name and the paths named in
- * the documents they follow, plus the root's whole lstat inventory when a rule enumerates it). A
- * hit replays a verdict computed for exactly these inputs; it never turns a failure into a pass.
+ * the documents they follow, or the root's whole lstat inventory when a rule enumerates it) and in
+ * the git repository (the trust store at HEAD, the working-tree status, the commits the RCA and
+ * proof name), as far as this run's rules read it. A hit replays a verdict computed for exactly these inputs; it never turns a failure into a pass.
  * Without an inputs digest (an identity that cannot be taken, a root too large to walk) the
  * verdict is never answered from the cache.
  */
@@ -85,7 +86,7 @@ export async function reverifyCompleted(ctx: BridgeContext, run: OpenRun): Promi
   if (run.state.status !== 'completed' || ctx.store.quarantineOf(run.runId)) return;
   // Taken while the artifacts are re-hashed, and before any validator runs; only the cache needs it.
   const inputs = ctx.finishLine
-    ? verdictInputsDigest(ctx.pool, run).catch(() => null)
+    ? verdictInputsDigest(ctx.pool, run, ctx.env.repoRoot).catch(() => null)
     : Promise.resolve(null);
   let drift = await checkArtifacts(ctx, run, 'read');
   if (drift.problems.length > 0) {

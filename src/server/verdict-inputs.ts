@@ -5,8 +5,17 @@ import { artifactPathProblems } from '../contract/index.js';
 import type { OpenRun } from '../storage/run-files.js';
 import { loadJson } from '../validators/documents.js';
 import { validatorInputs } from '../validators/finish-line.js';
+import {
+  commitExists,
+  committedObjectId,
+  isAncestor,
+  statusChangedPaths,
+  workingTreeScope,
+  workingTreeStatus,
+} from '../validators/git.js';
 import type { ValidatorInputs } from '../validators/inputs.js';
-import { artifactRefPaths } from '../validators/json-scan.js';
+import { artifactRefPaths, commitNames } from '../validators/json-scan.js';
+import { trustStorePath } from '../validators/trust-store.js';
 import type { HashPool } from '../workers/pool.js';
 import { factsOf } from './completion.js';
 
@@ -29,12 +38,18 @@ import { factsOf } from './completion.js';
  *   ctime moves on any change of content, links or mode), and the review names every file of its
  *   inventory, so binding those one by one as well would only repeat the walk on the main thread.
  *
+ * - What the rules read from the git repository (HARNESS_REPO_ROOT), only for runs whose rules
+ *   declare it (repositoryState): the trust store's object name at HEAD, the working-tree status
+ *   the post-proof comparison depends on, the commits the RCA and proof name.
+ *
  * Identities are taken before the validators run, and a document's references are read after its
  * own identity was taken, so a change at any later moment shows as another key. Null (never
- * answered from the cache) when an identity cannot be taken, the documents name more than
- * NAMED_PATHS_MAX paths, or the inventory cannot be walked.
+ * answered from the cache) when an identity or the repository state cannot be taken, the
+ * documents name more than NAMED_PATHS_MAX paths, or the inventory cannot be walked.
  */
 export const NAMED_PATHS_MAX = 10_000;
+/** At most this many distinct commit names are bound (an RCA names two, a proof one). */
+export const COMMIT_NAMES_MAX = 4;
 
 export interface BoundFiles {
   /** `<path> <identity>` lines, sorted: a path read by name, or a directory on the way to one. */
@@ -106,16 +121,106 @@ export async function boundFiles(root: string, inputs: ValidatorInputs): Promise
   return { lines: lines.sort(), paths: [...paths].sort() };
 }
 
-/** The digest the verdict cache key takes for the run's artifact root, or null (no cache). */
-export async function verdictInputsDigest(pool: HashPool, run: OpenRun): Promise<string | null> {
+type RepositoryInputs = ValidatorInputs['repository'];
+
+/**
+ * The trust store the review-signature rule would read (`.harness-pack` chooses the path), by its
+ * object name at HEAD: the bytes `git show HEAD:<path>` prints. A commit that leaves it alone keeps
+ * the name; one that revokes a key or replaces the store does not.
+ */
+async function trustStoreState(repoRoot: string): Promise<string[]> {
+  const path = await trustStorePath(repoRoot);
+  return [`trust-store ${JSON.stringify(path)} ${(await committedObjectId(repoRoot, path)) ?? 'absent'}`];
+}
+
+/**
+ * What changesSince answers for any commit: the status names HEAD, every index change against it
+ * (with both object names) and every untracked file outside the artifact root; a path it reports
+ * changed in the working tree is bound by its lstat identity too, since a further edit of a file
+ * already modified leaves the status line as it was. Every other path holds HEAD's bytes.
+ */
+async function workingTreeState(repoRoot: string, realRoot: string): Promise<string[]> {
+  const { repo, excludeRel } = await workingTreeScope(repoRoot, realRoot);
+  const status = await workingTreeStatus(repo, excludeRel);
+  const changed = statusChangedPaths(status);
+  if (changed.length > NAMED_PATHS_MAX) throw new RangeError('too many working-tree changes to bind');
+  const lines = await Promise.all(
+    changed.map(async (p) => `changed ${JSON.stringify(p)} ${await identity(repo, p, 'leaf')}`),
+  );
+  return [`status ${createHash('sha256').update(status).digest('hex')}`, ...lines];
+}
+
+/**
+ * The answers git gives for the full commit names in each document (read after its identity was
+ * taken): whether each names a commit, and for two names of one document whether the first is an
+ * ancestor of the second, exactly the queries the rules make.
+ */
+async function commitsState(repoRoot: string, root: string, documents: readonly string[]) {
+  const perDocument: string[][] = [];
+  for (const doc of documents) {
+    const loaded = await loadJson(root, doc);
+    perDocument.push(loaded.kind === 'ok' ? commitNames(loaded.value) : []);
+  }
+  const names = [...new Set(perDocument.flat())].sort();
+  if (names.length > COMMIT_NAMES_MAX) throw new RangeError('the documents name too many commits to bind');
+  const present = new Map(
+    await Promise.all(names.map(async (n) => [n, await commitExists(repoRoot, n)] as const)),
+  );
+  const pairs = new Set<string>();
+  for (const list of perDocument)
+    for (const a of list)
+      for (const b of list) if (a !== b && present.get(a) && present.get(b)) pairs.add(`${a} ${b}`);
+  const lines = names.map((n) => `commit ${n} ${present.get(n) ? 'present' : 'absent'}`);
+  const ancestry = await Promise.all(
+    [...pairs].map(async (p) => {
+      const [a, b] = p.split(' ') as [string, string];
+      return `ancestor ${p} ${await isAncestor(repoRoot, a, b)}`;
+    }),
+  );
+  return [...lines, ...ancestry];
+}
+
+/**
+ * The repository state the run's rules read, as their declarations say: nothing (no git run) for a
+ * run whose rules make no repository read, nor for commits when the declared documents are absent.
+ * Throws when git cannot answer, so the caller has no key.
+ */
+export async function repositoryState(
+  repoRoot: string,
+  root: string,
+  reads: RepositoryInputs,
+  afterRootBound: Promise<unknown> = Promise.resolve(),
+): Promise<string[]> {
+  const parts = await Promise.all([
+    reads.trustStore ? trustStoreState(repoRoot) : [],
+    reads.workingTree ? workingTreeState(repoRoot, root) : [],
+    reads.commitsNamedIn.length > 0
+      ? afterRootBound.then(() => commitsState(repoRoot, root, reads.commitsNamedIn))
+      : [],
+  ]);
+  return parts.flat().sort();
+}
+
+/** The digest the verdict cache key takes for what the run's rules read, or null (no cache). */
+export async function verdictInputsDigest(
+  pool: HashPool,
+  run: OpenRun,
+  repoRoot: string,
+): Promise<string | null> {
   const root = run.config.artifactRoot;
   if (root === null) return 'no-artifact-root';
   const inputs = validatorInputs(factsOf(run));
-  const hash = createHash('sha256').update('harness.verdict-inputs.v1\n');
-  if (inputs.enumeratesRoot) {
-    const inventory = await pool.statInventory(root);
-    return inventory === null ? null : hash.update(`inventory ${inventory}\n`).digest('hex');
-  }
-  for (const line of (await boundFiles(root, inputs)).lines) hash.update(`by-name ${line}\n`);
+  const hash = createHash('sha256').update('harness.verdict-inputs.v2\n');
+  // The documents naming commits are read once the root's identities are taken.
+  const rootBound = inputs.enumeratesRoot
+    ? pool.statInventory(root).then((inventory) => (inventory === null ? null : [`inventory ${inventory}`]))
+    : boundFiles(root, inputs).then((b) => b.lines.map((l) => `by-name ${l}`));
+  const [rootLines, repository] = await Promise.all([
+    rootBound,
+    repositoryState(repoRoot, root, inputs.repository, rootBound),
+  ]);
+  if (rootLines === null) return null;
+  for (const line of rootLines) hash.update(`${line}\n`);
+  for (const line of repository) hash.update(`repository ${line}\n`);
   return hash.digest('hex');
 }

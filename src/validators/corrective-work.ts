@@ -8,9 +8,10 @@ import { readRoute } from './route-document.js';
 export const RCA_PATH = 'rca/rca.json';
 export const PACKET_PATH = 'run/packet.json';
 
-/** The route, the RCA and the packet (its bytes only: the commits it names live in git). */
+/** The route, the RCA and the packet; in git, the commits the RCA names (none without an RCA). */
 export const correctiveWorkInputs: InputsOf = (facts) => ({
   files: [facts.config.artifactByNode.route, RCA_PATH, PACKET_PATH],
+  repository: { commitsNamedIn: [RCA_PATH] },
 });
 
 /**

@@ -1,9 +1,15 @@
+import { realpath } from 'node:fs/promises';
+import { isAbsolute, relative, sep } from 'node:path';
 import { execa } from 'execa';
+import { childEnvironment } from './runner.js';
 
 /**
- * Git queries for the finish line. Commit names come from agent-written artifacts: they are
- * checked against a full-object-name pattern before reaching git (so a value like `--output=x`
- * can never become an option), and git runs without a shell, in the repository root only.
+ * Git queries for the finish line, and for the repository state the completed-run verdict cache
+ * binds (src/server/verdict-inputs.ts), which the bridge process takes itself. Commit names come
+ * from agent-written artifacts: they are checked against a full-object-name pattern before
+ * reaching git (so a value like `--output=x` can never become an option), and git runs without a
+ * shell, in the repository root only, with the validator children's scrubbed environment (never a
+ * bridge credential, in whichever process it runs).
  */
 const COMMIT = /^([0-9a-f]{40}|[0-9a-f]{64})$/;
 const GIT_TIMEOUT_MS = 15_000;
@@ -30,7 +36,8 @@ async function git(repoRoot: string, args: string[]) {
     encoding: 'buffer',
     maxBuffer: 16 * 1024 * 1024,
     // Never prompt and never read the user's pager/editor from a hostile config.
-    env: { GIT_TERMINAL_PROMPT: '0', GIT_PAGER: 'cat', GIT_OPTIONAL_LOCKS: '0' },
+    extendEnv: false,
+    env: childEnvironment({ GIT_TERMINAL_PROMPT: '0', GIT_PAGER: 'cat', GIT_OPTIONAL_LOCKS: '0' }),
   });
 }
 
@@ -62,6 +69,23 @@ export async function headCommit(repoRoot: string): Promise<string | null> {
 }
 
 /**
+ * The repository's real path, and the artifact root relative to it when the root sits inside it:
+ * the part of the working tree the post-proof comparison leaves out.
+ */
+export async function workingTreeScope(
+  repoRoot: string,
+  realRoot: string,
+): Promise<{ repo: string; excludeRel: string | null }> {
+  const repo = await realpath(repoRoot).catch(() => repoRoot);
+  const rel = relative(repo, realRoot);
+  const inside = rel !== '' && !rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel);
+  return { repo, excludeRel: inside ? rel.split(sep).join('/') : null };
+}
+
+const scopeSpec = (excludeRel: string | null) =>
+  excludeRel ? ['--', '.', `:(exclude)${excludeRel}`] : ['--', '.'];
+
+/**
  * Working-tree changes relative to `commit`: tracked files that differ and untracked files that are
  * not ignored, excluding `excludeRel` (the artifact root when it sits inside the repository).
  * Returns null when git cannot answer (which callers treat as a problem, never a pass).
@@ -72,10 +96,51 @@ export async function changesSince(
   excludeRel: string | null,
 ): Promise<string[] | null> {
   if (!isCommitName(commit)) return null;
-  const spec = excludeRel ? ['--', '.', `:(exclude)${excludeRel}`] : ['--', '.'];
+  const spec = scopeSpec(excludeRel);
   const diff = await git(repoRoot, ['diff', '--name-only', '-z', '--no-renames', commit, ...spec]);
   const untracked = await git(repoRoot, ['ls-files', '--others', '--exclude-standard', '-z', ...spec]);
   if (diff.exitCode !== 0 || untracked.exitCode !== 0) return null;
   const names = (b: Uint8Array) => Buffer.from(b).toString('utf8').split('\0').filter(Boolean);
   return [...names(diff.stdout), ...names(untracked.stdout)];
+}
+
+/**
+ * The object name of `path` in HEAD's tree (what showCommitted prints the bytes of), or null when
+ * nothing is committed there. Throws when git cannot answer (not a repository, a timeout).
+ */
+export async function committedObjectId(repoRoot: string, path: string): Promise<string | null> {
+  const r = await git(repoRoot, ['rev-parse', '--verify', '--quiet', `HEAD:${path}`]);
+  const out = Buffer.from(r.stdout).toString('utf8').trim();
+  if (r.exitCode === 0 && isCommitName(out)) return out;
+  if (r.exitCode === 1) return null;
+  throw new Error(`git cannot name HEAD:${path}`);
+}
+
+/**
+ * `git status --porcelain=v2 --branch` of the working tree that changesSince compares, the artifact
+ * root left out: HEAD's commit, every index and working-tree change against it, and every untracked
+ * file that is not ignored (one entry each). Throws when git cannot answer.
+ */
+export async function workingTreeStatus(repoRoot: string, excludeRel: string | null): Promise<Buffer> {
+  const r = await git(repoRoot, [
+    ...['status', '--porcelain=v2', '-z', '--branch', '--untracked-files=all', '--no-renames'],
+    ...['--ignore-submodules=none', ...scopeSpec(excludeRel)],
+  ]);
+  if (r.exitCode !== 0) throw new Error('git cannot report the working tree status');
+  return Buffer.from(r.stdout);
+}
+
+/** The paths of a porcelain v2 `-z` status whose working-tree bytes may differ from the index. */
+export function statusChangedPaths(status: Buffer): string[] {
+  const paths: string[] = [];
+  for (const entry of status.toString('utf8').split('\0')) {
+    if (entry.startsWith('? ')) paths.push(entry.slice(2));
+    // `1 XY sub mH mI mW hH hI path`, `u XY sub m1 m2 m3 mW h1 h2 h3 path`: Y is the working tree.
+    else if (entry.startsWith('1 ') || entry.startsWith('u ')) {
+      const fields = entry.split(' ');
+      const path = fields.slice(entry.startsWith('1 ') ? 8 : 10).join(' ');
+      if (entry.startsWith('u ') || fields[1]?.[1] !== '.') paths.push(path);
+    }
+  }
+  return paths;
 }

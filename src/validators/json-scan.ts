@@ -1,3 +1,5 @@
+import { isCommitName } from './git.js';
+
 /**
  * Walks an untrusted JSON value and reports the JSON pointers where `match` holds for a key or a
  * string value. Bounded depth and node count: a hostile document cannot make the scan unbounded.
@@ -52,4 +54,21 @@ export function artifactRefPaths(doc: unknown): string[] {
     if (!Array.isArray(v) && typeof path === 'string' && typeof sha256 === 'string') paths.add(path);
   }
   return [...paths];
+}
+
+/**
+ * The full commit names an untrusted document carries: every string value, at any depth, that
+ * isCommitName accepts (only such a name ever reaches git). Iterative, bounded by the document's
+ * byte cap like artifactRefPaths.
+ */
+export function commitNames(doc: unknown): string[] {
+  const names = new Set<string>();
+  const stack: unknown[] = [doc];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string' && isCommitName(v)) names.add(v);
+    if (typeof v !== 'object' || v === null) continue;
+    for (const x of Array.isArray(v) ? v : Object.values(v)) stack.push(x);
+  }
+  return [...names].sort();
 }

@@ -1,5 +1,3 @@
-import { realpath } from 'node:fs/promises';
-import { isAbsolute, relative, sep } from 'node:path';
 import {
   PROOF_SCHEMA_ID,
   type Proof,
@@ -9,12 +7,13 @@ import {
 import { PACKET_PATH } from './corrective-work.js';
 import { loadDocument, loadJson, schemaIdOf } from './documents.js';
 import type { ContentRule } from './facts.js';
-import { changesSince } from './git.js';
+import { changesSince, workingTreeScope } from './git.js';
 import type { InputsOf } from './inputs.js';
 
-/** The proof and the packet; the working tree it compares lives outside the root (git). */
+/** The proof and the packet; in git, the working tree compared with the commit the proof names. */
 export const postProofMutationInputs: InputsOf = (facts) => ({
   files: [facts.config.artifactByNode.prove, PACKET_PATH],
+  repository: { workingTree: true, commitsNamedIn: [facts.config.artifactByNode.prove] },
 });
 
 /**
@@ -32,10 +31,8 @@ export const postProofMutation: ContentRule = async (facts, env) => {
   const problems: string[] = [];
   if (subject.dirty) problems.push(`${proofPath} ran on a working tree with uncommitted changes`);
 
-  const repo = await realpath(env.repoRoot).catch(() => env.repoRoot);
-  const rel = relative(repo, env.realRoot);
-  const inside = rel !== '' && !rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel);
-  const changed = await changesSince(repo, subject.commit, inside ? rel.split(sep).join('/') : null);
+  const { repo, excludeRel } = await workingTreeScope(env.repoRoot, env.realRoot);
+  const changed = await changesSince(repo, subject.commit, excludeRel);
   if (changed === null)
     problems.push(`the working tree cannot be compared with proven commit ${subject.commit}`);
   else if (changed.length > 0) {

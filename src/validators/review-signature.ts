@@ -8,8 +8,12 @@ import { REVIEW_PATH } from './review.js';
 import { verifyEd25519 } from './signature.js';
 import { loadTrustStore } from './trust-store.js';
 
-/** The review, and an inventory of the whole root (the committed trust store is in git). */
-export const reviewSignatureInputs: InputsOf = () => ({ files: [REVIEW_PATH], enumeratesRoot: true });
+/** The review, an inventory of the whole root, and the trust store committed at HEAD. */
+export const reviewSignatureInputs: InputsOf = () => ({
+  files: [REVIEW_PATH],
+  enumeratesRoot: true,
+  repository: { trustStore: true },
+});
 
 /**
  * The independent reviewer's Ed25519 signature over the evidence bundle, the artifact inventory
