@@ -206,6 +206,22 @@ t.test('no matching pending approval, or a bridge refusal, exits 1 with the code
   );
 });
 
+t.test('agent-chosen owners and scopes reach the terminal without control characters', async (t) => {
+  const hostile = [
+    { ...approvals[0]!, owner: 'sec\u001b[2J\u001b[1;1Hall clear', scope: 'deploy\u202e dorp\r\nfake line' },
+  ];
+  const { posted, env } = await bridge(t, { approvals: hostile });
+  const none = io(env);
+  t.equal(await approve(RUN, { ...grant, scope: 'other' }, none.io), 1);
+  t.notOk(
+    /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/.test(none.out.stderr),
+    'no raw control character',
+  );
+  t.match(none.out.stderr, /owner: sec\\u\{1b\}\[2J\\u\{1b\}\[1;1Hall clear/, 'shown as visible escapes');
+  t.match(none.out.stderr, /scope: deploy\\u\{202e\} dorp\\u\{d\}\\u\{a\}fake line/);
+  t.equal(posted.length, 0);
+});
+
 t.test('an approval the run view left out is named as such: exit 1, nothing posted', async (t) => {
   const { posted, env } = await bridge(t, { approvalsOmitted: 7 });
   const hidden = io(env);

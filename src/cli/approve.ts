@@ -6,6 +6,7 @@ import type { RunViewT } from '../contract/views.js';
 import { refuseCredentialArguments } from './emit.js';
 import { requireEnv, UsageError } from './env.js';
 import { bridgeRequest, describeFailure } from './http.js';
+import { terminalText } from './terminal.js';
 
 export interface ApproveOptions {
   owner: string;
@@ -136,7 +137,7 @@ export async function approve(runId: string, opts: ApproveOptions, io: ApproveIO
 }
 
 function describe(a: Approval): string {
-  return `  node: ${a.nodeId}\n  owner: ${a.owner}\n  scope: ${a.scope}\n  requested at: ${a.requestedAt}`;
+  return `  node: ${a.nodeId}\n  owner: ${terminalText(a.owner)}\n  scope: ${terminalText(a.scope)}\n  requested at: ${terminalText(a.requestedAt)}`;
 }
 
 export function registerApprove(program: Command): void {

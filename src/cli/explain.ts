@@ -5,6 +5,7 @@ import { createFinishLineGate } from '../validators/runner.js';
 import { requireEnv, UsageError } from './env.js';
 import { bridgeRequest, describeFailure } from './http.js';
 import { realArtifactRoot, repoRootFromEnv } from './local-paths.js';
+import { terminalText } from './terminal.js';
 
 /**
  * `harness explain <runId> [--artifact-root D]`: why a run cannot complete yet, one line per
@@ -46,7 +47,7 @@ export function registerExplain(program: Command): void {
       }
       if (lines.length === 0 && run.status !== 'completed' && !run.completionPreview.ready)
         lines.push('the bridge reports the run is not ready');
-      for (const l of lines) process.stdout.write(`${l}\n`);
+      for (const l of lines) process.stdout.write(`${terminalText(l)}\n`);
       if (lines.length === 0)
         process.stdout.write(run.status === 'completed' ? 'completed\n' : 'ready to complete\n');
       process.exitCode = lines.length === 0 ? 0 : 1;

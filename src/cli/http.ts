@@ -1,5 +1,6 @@
 import { BridgeError } from '../contract/errors.js';
 import { bridgeUrl } from './env.js';
+import { terminalText } from './terminal.js';
 
 export interface BridgeResponse {
   status: number;
@@ -42,11 +43,10 @@ export async function bridgeRequest(
 /** Prints a failed answer as `code: message` plus one line per problem (stderr). */
 export function describeFailure(r: BridgeResponse): string {
   const problems = Array.isArray(r.body['problems'])
-    ? (r.body['problems'] as unknown[]).map((p) => `  - ${String(p)}`)
+    ? (r.body['problems'] as unknown[]).map((p) => `  - ${terminalText(String(p))}`)
     : [];
-  return [`${String(r.body['error'] ?? r.status)}: ${String(r.body['message'] ?? '')}`, ...problems].join(
-    '\n',
-  );
+  const head = `${String(r.body['error'] ?? r.status)}: ${String(r.body['message'] ?? '')}`;
+  return [terminalText(head), ...problems].join('\n');
 }
 
 export { BridgeError };

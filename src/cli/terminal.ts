@@ -1,0 +1,11 @@
+/**
+ * Text from the bridge (problems, quarantine reasons, approval owners and scopes) carries strings an
+ * agent chose. Written to an operator's terminal as they are, control characters could move the
+ * cursor, rewrite what an approval prompt shows or hide a line, and bidirectional overrides could
+ * reorder it. Each such character is shown as a visible escape instead; everything else is kept.
+ */
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+export function terminalText(text: string): string {
+  return text.replace(UNSAFE, (c) => `\\u{${c.charCodeAt(0).toString(16)}}`);
+}
