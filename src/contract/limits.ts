@@ -16,6 +16,20 @@ export const RESPONSE_MAX_BYTES = 1024 * 1024;
  */
 export const VIEW_APPROVALS_MAX_BYTES = 256 * 1024;
 export const VIEW_PROBLEMS_MAX_BYTES = 64 * 1024;
+/**
+ * The `problems` of a failure envelope and the `quarantine.reasons` of a view are cut to this, with
+ * one line saying how many more there are: a refused completion or a drifted run can name as many
+ * problems as its documents name paths.
+ */
+export const PROBLEMS_MAX_BYTES = 64 * 1024;
+/** Reasons a quarantine keeps (the first ones, then one line counting the rest). */
+export const QUARANTINE_REASONS_MAX = 100;
+/**
+ * Artifact paths the packet, review and rca documents may name together (each a `{path, sha256}`
+ * reference, CONTRACT 6). Past it, the privacy check reports one problem and checks none of them,
+ * and the completed-run verdict is not cached.
+ */
+export const NAMED_PATHS_MAX = 10_000;
 export const CREDENTIAL_MIN_BYTES = 32;
 export const MAX_EVENTS_PER_RUN = { default: 100_000, min: 1, max: 1_000_000 } as const;
 export const PROXY_TIMEOUT_MS = { default: 10_000, min: 100, max: 120_000 } as const;

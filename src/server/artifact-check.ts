@@ -1,3 +1,4 @@
+import { NAMED_PATHS_MAX } from '../contract/index.js';
 import type { OpenRun } from '../storage/run-files.js';
 import { loadJson } from '../validators/documents.js';
 import { artifactRefPaths } from '../validators/json-scan.js';
@@ -13,16 +14,24 @@ const REFERENCED_DOCUMENTS = ['run/packet.json', 'review/review.json', 'rca/rca.
 /**
  * Each artifact path named inside the referenced documents (CONTRACT 6: "paths named inside the
  * packet, review and rca documents"), with the first document naming it. A document that is
- * missing or not JSON names nothing; its own bytes are still scanned.
+ * missing or not JSON names nothing; its own bytes are still scanned. Past NAMED_PATHS_MAX paths
+ * together, none is kept: a document of 8 MiB can name some 300000, and checking (and reporting)
+ * each would let one document set the cost and the size of every answer about the run; the run
+ * gets one problem instead, so it can neither complete nor stay completed.
  */
-async function namedPaths(root: string): Promise<Map<string, string>> {
+async function namedPaths(root: string): Promise<{ named: Map<string, string>; tooMany: string | null }> {
   const named = new Map<string, string>();
   for (const doc of REFERENCED_DOCUMENTS) {
     const loaded = await loadJson(root, doc);
     if (loaded.kind !== 'ok') continue;
-    for (const path of artifactRefPaths(loaded.value)) if (!named.has(path)) named.set(path, doc);
+    const paths = artifactRefPaths(loaded.value);
+    for (const path of paths) if (!named.has(path)) named.set(path, doc);
+    if (named.size > NAMED_PATHS_MAX) {
+      const who = paths.length > NAMED_PATHS_MAX ? `${doc} names` : 'the packet, review and rca name';
+      return { named: new Map(), tooMany: `${who} more than ${NAMED_PATHS_MAX} artifact paths` };
+    }
   }
-  return named;
+  return { named, tooMany: null };
 }
 
 /**
@@ -56,7 +65,8 @@ export async function checkArtifacts(
   if (root === null) return { digests, problems };
   const needles = [ctx.env.accessToken, ctx.env.humanToken, ctx.env.integrityKey.toString('utf8')];
   const claimed = run.state.artifacts;
-  const named = await namedPaths(root);
+  const { named, tooMany } = await namedPaths(root);
+  if (tooMany !== null) problems.push(tooMany);
   const paths = [...new Set([...Object.keys(claimed), ...REFERENCED_DOCUMENTS, ...named.keys()])];
   const expected = Object.fromEntries(Object.values(claimed).map((a) => [a.path, a.sha256]));
   const results = await ctx.pool.claimMany(root, paths, { needles, expected });

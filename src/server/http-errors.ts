@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { BridgeError, type ErrorCode, errorBody } from '../contract/index.js';
+import { BridgeError, type ErrorCode, errorBody, PROBLEMS_MAX_BYTES } from '../contract/index.js';
 import { RunIntegrityError } from '../storage/run-files.js';
+import { boundedLines } from './view-bounds.js';
 
 /** Which contract code a schema failure maps to, per route part. */
 export interface ValidationCodes {
@@ -88,7 +89,8 @@ export function installErrorHandlers(
     if (bridgeError.code === 'internal_error') req.log.error({ err }, 'unhandled error');
     const body = errorBody(bridgeError);
     body.message = redact(body.message);
-    body.problems = body.problems.map(redact);
+    // A refused completion or a quarantine can list a problem per path its documents name.
+    body.problems = boundedLines(body.problems.map(redact), PROBLEMS_MAX_BYTES, 'problem');
     void reply.code(bridgeError.status).headers(bridgeError.headers).send(body);
   });
   app.setNotFoundHandler((_req, reply) => {

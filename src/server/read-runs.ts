@@ -5,6 +5,7 @@ import type { QuarantineInfo } from '../storage/store.js';
 import { previewProblems } from './completion.js';
 import type { BridgeContext } from './context.js';
 import { reverifyCompleted } from './reverify.js';
+import { boundedQuarantine } from './view-bounds.js';
 import { eventView, quarantinedSummary, runView, summaryView } from './views.js';
 
 export interface Page {
@@ -111,7 +112,10 @@ export async function getRun(ctx: BridgeContext, runId: string, limit: number, c
 
 /** A quarantined run: what can be said without trusting its record or its drifted artifacts. */
 function quarantinedRun(runId: string, createdAt: string, quarantine: QuarantineInfo, limit: number) {
-  const run = { ...quarantinedSummary(runId, createdAt, quarantine), quarantine };
+  const run = {
+    ...quarantinedSummary(runId, createdAt, quarantine),
+    quarantine: boundedQuarantine(quarantine),
+  };
   const page: EventPage = {
     offset: 0,
     limit,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { lstat } from 'node:fs/promises';
 import { sep } from 'node:path';
-import { artifactPathProblems } from '../contract/index.js';
+import { artifactPathProblems, NAMED_PATHS_MAX } from '../contract/index.js';
 import type { OpenRun } from '../storage/run-files.js';
 import { loadJson } from '../validators/documents.js';
 import { validatorInputs } from '../validators/finish-line.js';
@@ -47,7 +47,7 @@ import { factsOf } from './completion.js';
  * answered from the cache) when an identity or the repository state cannot be taken, the
  * documents name more than NAMED_PATHS_MAX paths, or the inventory cannot be walked.
  */
-export const NAMED_PATHS_MAX = 10_000;
+export { NAMED_PATHS_MAX } from '../contract/index.js';
 /** At most this many distinct commit names are bound (an RCA names two, a proof one). */
 export const COMMIT_NAMES_MAX = 4;
 

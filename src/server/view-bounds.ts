@@ -1,9 +1,10 @@
 import type { ApprovalRecord } from '../contract/index.js';
-import { VIEW_APPROVALS_MAX_BYTES, VIEW_PROBLEMS_MAX_BYTES } from '../contract/index.js';
+import { PROBLEMS_MAX_BYTES, VIEW_APPROVALS_MAX_BYTES, VIEW_PROBLEMS_MAX_BYTES } from '../contract/index.js';
+import type { QuarantineInfo } from '../storage/store.js';
 
 /**
- * The two parts of a run view that grow with the run's history (CONTRACT 4: responses stay under
- * 1 MiB). Every other part is bounded by the event and config ceilings: 14 nodes, the artifact
+ * The parts of a run view that grow with the run's history or its documents (CONTRACT 4:
+ * responses stay under 1 MiB). Every other part is bounded by the event and config ceilings: 14 nodes, the artifact
  * paths of the config, one self-heal record.
  */
 
@@ -47,11 +48,24 @@ export function boundedApprovals(
   return { approvals: approvals.map((a) => ({ ...a })), omitted: all.length - approvals.length };
 }
 
+/** The first lines that fit, then one line saying how many more there are (`2 more problems not shown`). */
+export function boundedLines(lines: readonly string[], maxBytes: number, noun: string): string[] {
+  const fits = byteBudget(maxBytes);
+  const shown = lines.findIndex((p) => !fits(p));
+  if (shown < 0) return [...lines];
+  const more = lines.length - shown;
+  return [...lines.slice(0, shown), `${more} more ${noun}${more === 1 ? '' : 's'} not shown`];
+}
+
 /** The first problems that fit, then one line saying how many more there are. */
 export function boundedProblems(problems: string[], maxBytes: number = VIEW_PROBLEMS_MAX_BYTES): string[] {
-  const fits = byteBudget(maxBytes);
-  const shown = problems.findIndex((p) => !fits(p));
-  if (shown < 0) return problems;
-  const more = problems.length - shown;
-  return [...problems.slice(0, shown), `${more} more problem${more === 1 ? '' : 's'} not shown`];
+  return boundedLines(problems, maxBytes, 'problem');
+}
+
+/**
+ * A quarantine as a view shows it: its reasons (the store keeps at most QUARANTINE_REASONS_MAX,
+ * but one reason can quote a long path a document names) cut to PROBLEMS_MAX_BYTES.
+ */
+export function boundedQuarantine(q: QuarantineInfo): QuarantineInfo {
+  return { reasons: boundedLines(q.reasons, PROBLEMS_MAX_BYTES, 'reason'), since: q.since };
 }

@@ -2,7 +2,7 @@ import type { EventViewT, JournalEntry, RunSummary, RunViewT } from '../contract
 import { NODE_IDS, pendingApprovalCount } from '../contract/index.js';
 import type { OpenRun } from '../storage/run-files.js';
 import type { QuarantineInfo } from '../storage/store.js';
-import { boundedApprovals, boundedProblems } from './view-bounds.js';
+import { boundedApprovals, boundedProblems, boundedQuarantine } from './view-bounds.js';
 
 /** Response views. Absolute paths (artifact root, adapter file) never leave the bridge in a run view. */
 export function eventView(entry: JournalEntry): EventViewT {
@@ -107,6 +107,6 @@ export function runView(
       artifact: state.selfHeal.resolution?.artifact ?? null,
     },
     completionPreview: { ready: preview.ready, problems: boundedProblems(preview.problems) },
-    quarantine: quarantine ? { reasons: [...quarantine.reasons], since: quarantine.since } : null,
+    quarantine: quarantine ? boundedQuarantine(quarantine) : null,
   };
 }

@@ -16,6 +16,7 @@ import { type Appended, JournalAuthError, JournalWriter, type ScanResult } from 
 import type { LayoutConfigs } from './layout.js';
 import { sha256Hex } from './mac.js';
 import { isCanonicalRunId, RUN_DIR_PATTERN, runDirName, runPaths } from './paths.js';
+import { QuarantineReasons } from './quarantine.js';
 import {
   createRunFiles,
   type OpenRun,
@@ -69,7 +70,7 @@ export class RunStore implements RunStorage {
   /** The newest run's creation time, in ms: no two runs share one (see `nextCreatedAt`). */
   private lastCreatedMs = 0;
   private readonly cache = new Map<string, OpenRun>();
-  private readonly quarantined = new Map<string, QuarantineInfo>();
+  private readonly quarantined = new Map<string, QuarantineReasons>();
   private readonly background = new Set<Promise<void>>();
   private readonly cacheSize: number;
   private readonly log: (msg: string) => void;
@@ -165,17 +166,20 @@ export class RunStore implements RunStorage {
   }
 
   quarantine(runId: string, reason: string): QuarantineInfo {
-    const q = this.quarantined.get(runId) ?? { reasons: [], since: new Date().toISOString() };
-    if (!q.reasons.includes(reason)) q.reasons.push(reason);
-    this.quarantined.set(runId, q);
+    let q = this.quarantined.get(runId);
+    if (!q) {
+      q = new QuarantineReasons();
+      this.quarantined.set(runId, q);
+    }
+    const added = q.add(reason);
     const cached = this.cache.get(runId);
     if (cached && cached.pins === 0) this.evict(cached);
-    this.log(`run ${runId} quarantined: ${reason}`);
-    return q;
+    if (added === 'kept') this.log(`run ${runId} quarantined: ${reason}`);
+    return q.info;
   }
 
   quarantineOf(runId: string): QuarantineInfo | undefined {
-    return this.quarantined.get(runId);
+    return this.quarantined.get(runId)?.info;
   }
 
   /** Opens (or finds cached) a run and pins it; the caller must `release` it. */
@@ -185,7 +189,7 @@ export class RunStore implements RunStorage {
     const entry = this.index.get(runId);
     if (!entry) return { kind: 'missing' };
     const q = this.quarantined.get(runId);
-    if (q) return { kind: 'quarantined', runId, createdAt: entry.createdAt, quarantine: q };
+    if (q) return { kind: 'quarantined', runId, createdAt: entry.createdAt, quarantine: q.info };
     let run = this.cache.get(runId);
     if (run?.journal.broken) {
       this.evict(run);

@@ -1,0 +1,101 @@
+import { createHash } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import { NAMED_PATHS_MAX, QUARANTINE_REASONS_MAX, RESPONSE_MAX_BYTES } from '../src/contract/index.js';
+import { cleanup, ev, startTestBridge } from './helpers/bridge.js';
+import { complete, driveToReady, expectBlocked } from './helpers/complete-run.js';
+import { expectRejected, records, writeArtifact } from './helpers/expect.js';
+
+/**
+ * CONTRACT 4 and 6: a packet naming thousands of missing `{path, sha256}` references. Past
+ * NAMED_PATHS_MAX the privacy check reports one problem and checks none of them; below it, every
+ * missing one is a problem, and the answers that carry them (the 409 of a refused completion, the
+ * quarantine of a completed run and its reads) stay bounded.
+ */
+const sha = createHash('sha256').update('').digest('hex');
+const namingMissing = (n: number) =>
+  JSON.stringify({
+    schema: 'harness.run-packet.v2',
+    artifacts: Array.from({ length: n }, (_, i) => ({ path: `gone/${i}.txt`, sha256: sha })),
+  });
+const bytes = (body: unknown) => Buffer.byteLength(JSON.stringify(body));
+const over = NAMED_PATHS_MAX + 2000;
+const under = 9000;
+
+t.test(`a packet naming ${over} missing paths refuses run.completed with one problem`, async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  await driveToReady(b, 'many');
+  await writeArtifact(b.t.artifactRoot, 'run/packet.json', namingMissing(over));
+  const { r } = await expectBlocked(t, b, 'many', 1);
+  t.same(r.body.problems, [`run/packet.json names more than ${NAMED_PATHS_MAX} artifact paths`]);
+});
+
+t.test(`${under} missing named paths: the refused completion's problems are bounded`, async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  await driveToReady(b, 'under');
+  await writeArtifact(b.t.artifactRoot, 'run/packet.json', namingMissing(under));
+  const before = await b.journal('under');
+  const r = await complete(b, 'under');
+  t.equal(r.status, 409);
+  t.equal(r.body.error, 'finish_line_blocked');
+  t.ok(bytes(r.body) <= 80 * 1024, `409 body ${bytes(r.body)} bytes is bounded`);
+  const problems: string[] = r.body.problems;
+  t.ok(problems.length < under, 'not every problem is listed');
+  t.match(problems[0], /^artifact gone\/\d+\.txt named in run\/packet\.json: /);
+  const more = Number(/^(\d+) more problems not shown$/.exec(problems.at(-1) ?? '')?.[1]);
+  t.equal(problems.length - 1 + more, under, 'shown plus the count is every problem');
+  const after = await b.journal('under');
+  t.ok(after.subarray(0, before.length).equals(before), 'earlier records untouched');
+  t.match(records(after.subarray(before.length)), [{ event: { type: 'run.blocked', actor: 'system' } }]);
+  t.equal(records(after.subarray(before.length)).length, 1, 'exactly one record appended');
+  t.equal((await b.req('GET', '/runs/under')).body.run.status, 'blocked');
+});
+
+t.test(`${over} missing named paths after completion quarantine with one reason`, async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  await driveToReady(b, 'late');
+  t.equal((await complete(b, 'late')).status, 201);
+  await writeArtifact(b.t.artifactRoot, 'run/packet.json', namingMissing(over));
+  const got = await b.req('GET', '/runs/late');
+  t.equal(got.body.run.status, 'quarantined');
+  t.same(got.body.run.quarantine.reasons, [
+    `run/packet.json names more than ${NAMED_PATHS_MAX} artifact paths`,
+  ]);
+});
+
+t.test(`${under} missing named paths after completion: bounded reasons and answers`, async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  await driveToReady(b, 'drift');
+  await writeArtifact(b.t.artifactRoot, 'notes/kept.txt', 'x');
+  t.equal((await complete(b, 'drift')).status, 201);
+  await writeArtifact(b.t.artifactRoot, 'run/packet.json', namingMissing(under));
+  const started = Date.now();
+  const got = await b.req('GET', '/runs/drift');
+  t.ok(Date.now() - started < 5000, `the quarantining read took ${Date.now() - started} ms`);
+  t.equal(got.status, 200);
+  t.ok(bytes(got.body) < RESPONSE_MAX_BYTES, `GET body ${bytes(got.body)} bytes is under 1 MiB`);
+  const reasons: string[] = got.body.run.quarantine.reasons;
+  t.equal(got.body.run.status, 'quarantined');
+  t.equal(reasons.length, QUARANTINE_REASONS_MAX + 1, 'the first reasons and one count line');
+  t.equal(reasons.at(-1), `${under - QUARANTINE_REASONS_MAX} more reasons not kept`);
+  t.ok(bytes(reasons) <= 64 * 1024, 'the reasons are within the view budget');
+  const list = await b.req('GET', '/runs');
+  t.equal(list.body.runs[0].status, 'quarantined');
+  const refused = await expectRejected(
+    t,
+    b,
+    'drift',
+    () => b.req('POST', '/runs/drift/events', ev({ nodeId: 'handoff' })),
+    409,
+    'run_quarantined',
+  );
+  t.equal(refused.body.problems.length, QUARANTINE_REASONS_MAX + 1, 'the 409 lists the kept reasons');
+  // Removing the flood does not lift the quarantine.
+  await rm(join(b.t.artifactRoot, 'run/packet.json'));
+  t.equal((await b.req('GET', '/runs/drift')).body.run.status, 'quarantined');
+});
