@@ -29,6 +29,10 @@ const artifactOf = async (b: TestBridge, runId: string, path: string) => {
   return { run, artifact: run.artifacts.find((a: { path: string }) => a.path === path) };
 };
 
+/** The run view's `artifactVerified` of the prove node. */
+const prove = (run: { nodes: { id: string; artifactVerified: boolean }[] }) =>
+  run.nodes.find((n) => n.id === 'prove')?.artifactVerified;
+
 async function started(t: Test): Promise<TestBridge> {
   const b = await startTestBridge();
   t.teardown(() => cleanup(b));
@@ -46,6 +50,7 @@ t.test('an artifact reported failed blocks completion until a later good write',
     recoveryPath: 'fix the failing test and rerun the proof',
     skipReason: null,
   });
+  t.equal(prove(run), false, 'the node view agrees: a failed artifact is not verified');
   t.equal(run.completionPreview.ready, false);
   const problem = /^required artifact proof\/proof\.json of node prove was reported failed/;
   t.match(run.completionPreview.problems, [problem]);
@@ -67,7 +72,9 @@ t.test('an artifact reported failed blocks completion until a later good write',
   // A verified, non-failed write of the same path clears it.
   const good = ev({ type: 'artifact.written', nodeId: 'prove', artifact: PROOF });
   t.equal((await b.req('POST', '/runs/fa/events', good)).status, 201);
-  t.match((await artifactOf(b, 'fa', PROOF)).artifact, { outcome: 'verified', failureReason: null });
+  const cleared = await artifactOf(b, 'fa', PROOF);
+  t.match(cleared.artifact, { outcome: 'verified', failureReason: null });
+  t.equal(prove(cleared.run), true, 'and verified again after the good write');
   t.equal((await complete(b, 'fa')).status, 201);
 });
 
@@ -85,10 +92,9 @@ t.test('an artifact skipped with its reason is recorded and does not block', asy
   );
   const r = await b.req('POST', '/runs/fs/events', { ...skipped, skipReason: 'proof reused from run 41' });
   t.equal(r.status, 201, JSON.stringify(r.body));
-  t.match((await artifactOf(b, 'fs', PROOF)).artifact, {
-    outcome: 'skipped',
-    skipReason: 'proof reused from run 41',
-  });
+  const got = await artifactOf(b, 'fs', PROOF);
+  t.match(got.artifact, { outcome: 'skipped', skipReason: 'proof reused from run 41' });
+  t.equal(prove(got.run), true, 'a skipped artifact (with its reason) was verified');
   t.equal((await complete(b, 'fs')).status, 201);
 });
 

@@ -83,12 +83,14 @@ export function runView(
     nodes: NODE_IDS.map((id) => {
       const node = state.nodes[id];
       const artifact = config.artifactByNode[id] ?? null;
+      // As the artifact record says: a last write reported failed is not a verified artifact.
+      const record = artifact === null ? undefined : state.artifacts[artifact];
       return {
         id,
         state: node.state,
         required: required.has(id),
         artifact,
-        artifactVerified: artifact !== null && state.artifacts[artifact] !== undefined,
+        artifactVerified: record !== undefined && record.outcome !== 'failed',
         skipReason: node.skipReason,
         failureReason: node.failureReason,
         recoveryPath: node.recoveryPath,

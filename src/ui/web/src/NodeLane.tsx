@@ -37,7 +37,7 @@ export function NodeLane({ nodes, current }: { nodes: NodeItem[]; current: strin
             <span class={node.required ? 'req' : 'opt'}>{node.required ? 'required' : 'optional'}</span>
             {node.artifact && (
               <span class="node-artifact" title={node.artifact}>
-                {node.artifactVerified ? 'artifact verified' : 'artifact missing'}
+                {node.artifactVerified ? 'artifact verified' : 'artifact not verified'}
               </span>
             )}
             {node.skipReason && <span class="reason">Skipped: {node.skipReason}</span>}
