@@ -79,6 +79,30 @@ t.test('repeated or non-decimal query values are refused before any upstream req
   t.equal(upstream.received.length, before);
 });
 
+t.test('cursors: every non-negative safe integer the bridge accepts is forwarded, no other', async (t) => {
+  const max = String(Number.MAX_SAFE_INTEGER);
+  for (const [query, url] of [
+    [`cursor=${max}`, `/runs?cursor=${max}`],
+    ['cursor=1234567890', '/runs?cursor=1234567890'],
+    ['cursor=0000000000000000000007', '/runs?cursor=0000000000000000000007'],
+  ] as const) {
+    const res = await ui.get(`/api/bridge/runs?${query}`);
+    t.equal(res.status, 200, query);
+    t.equal(last().url, url, query);
+  }
+  const res = await ui.get(`/api/bridge/runs/run-1?eventCursor=${max}&eventLimit=5`);
+  t.equal(res.status, 200);
+  t.equal(last().url, `/runs/run-1?eventLimit=5&eventCursor=${max}`);
+  const before = upstream.received.length;
+  const over = String(Number.MAX_SAFE_INTEGER + 1);
+  for (const path of [`/api/bridge/runs?cursor=${over}`, `/api/bridge/runs/run-1?eventCursor=${over}`]) {
+    const refused = await ui.get(path);
+    t.equal(refused.status, 400, path);
+    t.equal(refused.json()['error'], 'invalid_query', path);
+  }
+  t.equal(upstream.received.length, before, 'past the bridge range: no upstream request');
+});
+
 t.test('only content-type and decimal x-harness-page-* / next-cursor headers come back', async (t) => {
   const res = await ui.get('/api/bridge/runs');
   t.same(JSON.parse(res.text), RUNS_BODY, 'body relayed byte for byte');

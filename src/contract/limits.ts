@@ -8,6 +8,18 @@ export const TEXT_FIELD_MAX = 4096;
 export const PATH_FIELD_MAX = 1024;
 export const RUNS_LIMIT = { min: 1, max: 50, default: 25 } as const;
 export const EVENTS_LIMIT = { min: 1, max: 200, default: 100 } as const;
+/** Cursors have no upper bound of their own (SPEC Limits): any safe integer; past the end, a page is empty. */
+export const CURSOR_MAX = Number.MAX_SAFE_INTEGER;
+
+/**
+ * A query value as the bridge reads it (CONTRACT 4): plain decimal digits naming a safe integer,
+ * else NaN. The UI proxy checks cursors with the same rule, so it refuses exactly what the bridge
+ * would refuse and forwards everything else.
+ */
+export function queryInteger(value: string): number {
+  const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  return Number.isSafeInteger(n) ? n : Number.NaN;
+}
 export const RESPONSE_MAX_BYTES = 1024 * 1024;
 /**
  * A run view's share of the response: its approvals list (every pending approval, oldest first,

@@ -1,9 +1,8 @@
-import { BridgeError } from '../contract/index.js';
+import { BridgeError, CURSOR_MAX, queryInteger } from '../contract/index.js';
 
 type Spec = Record<string, { min: number; max: number }>;
 
-/** Cursors have no upper bound of their own (SPEC Limits): any safe integer; past the end, a page is empty. */
-export const CURSOR_MAX = Number.MAX_SAFE_INTEGER;
+export { CURSOR_MAX };
 
 /**
  * Strict query parsing from the raw URL (CONTRACT 4): an unknown name, a repeated name, a value
@@ -38,8 +37,8 @@ export function strictQuery(url: string, spec: Spec): Record<string, number> {
       continue;
     }
     seen.add(name);
-    const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-    if (!Number.isSafeInteger(n) || n < range.min || n > range.max) {
+    const n = queryInteger(value);
+    if (Number.isNaN(n) || n < range.min || n > range.max) {
       problems.push(
         range.max === CURSOR_MAX
           ? `${name} must be an integer of at least ${range.min}`

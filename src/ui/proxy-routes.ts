@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
-import { RUN_ID_PATTERN, RUN_ID_PATTERN_SOURCE } from '../contract/limits.js';
+import { CURSOR_MAX, queryInteger, RUN_ID_PATTERN, RUN_ID_PATTERN_SOURCE } from '../contract/limits.js';
 import { UiError } from './errors.js';
 import { sendUiError } from './guard.js';
 import { fetchUpstream } from './upstream.js';
@@ -13,8 +13,17 @@ export interface ProxyOptions {
   maxBytes: number;
 }
 
-/** A query value the proxy forwards: plain decimal digits, once. Range checks stay with the bridge. */
+/** A page size the proxy forwards: plain decimal digits, once. Range checks stay with the bridge. */
 const Decimal = Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' }));
+/**
+ * A cursor: plain decimal digits, once, that the bridge would read as a cursor (any non-negative
+ * safe integer, `queryInteger`); checked again in the handler, as the pattern cannot say it.
+ */
+const Cursor = Type.Optional(Type.String({ pattern: '^[0-9]+$' }));
+const cursorsValid = (...values: (string | undefined)[]) =>
+  values.every((v) => v === undefined || queryInteger(v) <= CURSOR_MAX);
+const badCursor = (reply: FastifyReply) =>
+  sendUiError(reply, new UiError('invalid_query', 'A cursor is not a non-negative safe integer'));
 const ErrorEnvelope = Type.Object({
   ok: Type.Literal(false),
   error: Type.String(),
@@ -56,15 +65,18 @@ export function registerProxyRoutes(parent: FastifyInstance, options: ProxyOptio
   );
   app.get(
     '/api/bridge/runs',
-    { schema: { querystring: Type.Object({ limit: Decimal, cursor: Decimal }), response: errorResponses } },
-    (request, reply) => relay(reply, '/runs', { limit: request.query.limit, cursor: request.query.cursor }),
+    { schema: { querystring: Type.Object({ limit: Decimal, cursor: Cursor }), response: errorResponses } },
+    async (request, reply) => {
+      const { limit, cursor } = request.query;
+      return cursorsValid(cursor) ? relay(reply, '/runs', { limit, cursor }) : badCursor(reply);
+    },
   );
   app.get(
     '/api/bridge/runs/:id',
     {
       schema: {
         params: Type.Object({ id: Type.String({ pattern: RUN_ID_PATTERN_SOURCE }) }),
-        querystring: Type.Object({ eventLimit: Decimal, eventCursor: Decimal }),
+        querystring: Type.Object({ eventLimit: Decimal, eventCursor: Cursor }),
         response: { ...errorResponses, 404: ErrorEnvelope },
       },
     },
@@ -73,6 +85,7 @@ export function registerProxyRoutes(parent: FastifyInstance, options: ProxyOptio
       if (!RUN_ID_PATTERN.test(request.params.id)) {
         return sendUiError(reply, new UiError('invalid_run_id', 'The run ID is not canonical'));
       }
+      if (!cursorsValid(request.query.eventCursor)) return badCursor(reply);
       return relay(reply, `/runs/${encodeURIComponent(request.params.id)}`, {
         eventLimit: request.query.eventLimit,
         eventCursor: request.query.eventCursor,
