@@ -1,16 +1,19 @@
 import { useState } from 'preact/hooks';
 import type { ApprovalItem } from './api.js';
-import { approveCommand, formatTime, label } from './format.js';
+import { approvalsOmittedNote, approveCommand, formatTime, label } from './format.js';
 
 /** Pending approvals first, each with the exact command an operator runs in the approval shell. */
 export function Approvals({
   runId,
   approvals,
   omitted,
+  pendingTotal,
 }: {
   runId: string;
   approvals: ApprovalItem[];
   omitted: number;
+  /** Every pending approval of the run (the summary's count), shown or not. */
+  pendingTotal: number;
 }) {
   const pending = approvals.filter((a) => a.status === 'pending');
   const decided = approvals.filter((a) => a.status !== 'pending');
@@ -20,8 +23,7 @@ export function Approvals({
       {approvals.length === 0 && <p class="muted">No approvals requested.</p>}
       {omitted > 0 && (
         <p class="muted" data-approvals-omitted={omitted}>
-          {omitted} older approval{omitted === 1 ? '' : 's'} not shown (the run view keeps every pending
-          approval it can, oldest first, then the newest decided ones).
+          {approvalsOmittedNote(omitted, pending.length, pendingTotal)}
         </p>
       )}
       {pending.length > 0 && (

@@ -71,7 +71,12 @@ export function RunPage({ runId }: { runId: string }) {
           <Completion run={run} />
           {run.nodes && <NodeLane nodes={run.nodes} current={run.currentNodeId} />}
           {run.approvals && (
-            <Approvals runId={run.id} approvals={run.approvals} omitted={run.approvalsOmitted ?? 0} />
+            <Approvals
+              runId={run.id}
+              approvals={run.approvals}
+              omitted={run.approvalsOmitted ?? 0}
+              pendingTotal={run.pendingApprovals}
+            />
           )}
           {run.artifacts && <Artifacts artifacts={run.artifacts} nodes={run.nodes ?? []} />}
           <Timeline events={body.events} page={body.eventPage} pinned={page !== null} onPage={setPage} />

@@ -38,6 +38,23 @@ export function formatBytes(n: number): string {
   return `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }
 
+/**
+ * What the approvals list says about the approvals the run view left out (`approvalsOmitted`). The
+ * view keeps every pending approval that fits, oldest first, and only then the newest decided
+ * ones (src/server/view-bounds.ts): when pending ones overflow, those left out are the NEWER
+ * pending ones (and every decided one); otherwise they are the older decided ones.
+ */
+export function approvalsOmittedNote(omitted: number, pendingShown: number, pendingTotal: number): string {
+  const s = (n: number) => (n === 1 ? '' : 's');
+  const newerPending = Math.max(0, Math.min(omitted, pendingTotal - pendingShown));
+  const decided = omitted - newerPending;
+  if (newerPending === 0) {
+    return `${omitted} older decided approval${s(omitted)} not shown: the run view keeps every pending approval, then the newest decided ones.`;
+  }
+  const parts = [`${newerPending} newer pending`, ...(decided > 0 ? [`${decided} decided`] : [])];
+  return `${omitted} approval${s(omitted)} not shown (${parts.join(', ')}): the run view keeps the oldest pending approvals that fit; decide those to see the newer ones.`;
+}
+
 /** Node and run states are also spelled out in text: colour is never the only signal. */
 export const STATE_LABEL: Readonly<Record<string, string>> = {
   passed: 'passed',
