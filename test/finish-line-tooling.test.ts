@@ -6,7 +6,8 @@ import { execa } from 'execa';
 import t from 'tap';
 import { NODE_IDS } from '../src/contract/index.js';
 import { trustPinOf } from '../src/validators/trust-store.js';
-import { buildFixture } from './helpers/finish-line-fixture.js';
+import { buildFixture, type Fixture } from './helpers/finish-line-fixture.js';
+import { waivedFixture } from './helpers/waivers-fixture.js';
 
 /**
  * The evidence tools end to end, as a user runs them: `harness proof run`, `review keygen|sign`,
@@ -169,9 +170,8 @@ t.test('explain prints one line per problem and exits 1 when blocked, 0 when rea
   t.equal((await harness(['explain', 'not a run id'], env)).exitCode, 2);
 });
 
-t.test('explain --artifact-root adds the local content-validator verdict', async (t) => {
-  const f = await buildFixture(t, { commissioned: false, corrective: false });
-  await f.mutate('proof/proof.json', (d) => (d.status = 'failed'));
+/** The run view of a fixture run (every node passed, its artifacts verified), as the bridge sends it. */
+function viewOf(f: Fixture, extra: Record<string, unknown> = {}) {
   const nodes = NODE_IDS.map((id) => ({
     id,
     state: 'passed',
@@ -183,16 +183,17 @@ t.test('explain --artifact-root adds the local content-validator verdict', async
     recoveryPath: null,
     updatedSeq: 1,
   }));
-  const view = {
+  return {
     id: f.runId,
     status: 'running',
     runMode: 'live',
-    commissioned: false,
+    commissioned: f.facts.config.commissioned,
     createdAt: '2025-01-01T00:00:00Z',
     trustPin: f.env.trustPin,
     adapter: null,
     nodes,
     approvals: [],
+    approvalsOmitted: 0,
     artifacts: Object.values(f.facts.state.artifacts),
     selfHeal: {
       detected: false,
@@ -204,7 +205,14 @@ t.test('explain --artifact-root adds the local content-validator verdict', async
     },
     completionPreview: { ready: true, problems: [] },
     quarantine: null,
+    ...extra,
   };
+}
+
+t.test('explain --artifact-root adds the local content-validator verdict', async (t) => {
+  const f = await buildFixture(t, { commissioned: false, corrective: false });
+  await f.mutate('proof/proof.json', (d) => (d.status = 'failed'));
+  const view = viewOf(f);
   const url = await fakeBridge(t, () => [200, { ok: true, run: view }]);
   const r = await harness(['explain', f.runId, '--artifact-root', f.root], {
     HARNESS_BRIDGE_URL: url,
@@ -215,3 +223,26 @@ t.test('explain --artifact-root adds the local content-validator verdict', async
   t.match(r.stdout, /^local: proof: proof\/proof.json status is failed/m);
   await readFile(join(f.root, 'proof/proof.json'));
 });
+
+t.test(
+  'explain: a view that left approvals out gives partial approval facts, no undecidable waiver',
+  async (t) => {
+    const f = await waivedFixture(t);
+    let view = viewOf(f);
+    const url = await fakeBridge(t, () => [200, { ok: true, run: view }]);
+    const explain = () =>
+      harness(['explain', f.runId, '--artifact-root', f.root], {
+        HARNESS_BRIDGE_URL: url,
+        HARNESS_BRIDGE_ACCESS_TOKEN: 'tok-'.repeat(10),
+        HARNESS_REPO_ROOT: f.repo,
+      });
+    const whole = await explain();
+    t.match(whole.stdout, /^local: waivers: waiver w-rate is not tied to a human-granted approval/m);
+    t.notMatch(whole.stderr, /partial/);
+
+    view = viewOf(f, { approvalsOmitted: 7 });
+    const part = await explain();
+    t.notMatch(part.stdout, /waiver w-rate/, 'the waiver cannot be decided from the view: not reported');
+    t.match(part.stderr, /^note: approval facts are partial: the run view left 7 approvals out/m);
+  },
+);

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { cleanup, startTestBridge } from './helpers/bridge.js';
+import { cleanup, ev, startTestBridge } from './helpers/bridge.js';
 import { connectMcp } from './helpers/mcp.js';
 import { eventTypes } from './helpers/mcp-workflow.js';
 
@@ -49,9 +49,42 @@ t.test('reports structural, approval, drift and content problems without complet
     (await bridge.req('GET', `/runs/${runId}`)).body['run'].completionPreview.problems,
     "the bridge's own completion preview is included as is",
   );
+  t.equal(r.body['approvalFactsPartial'], false, 'the view carried every approval');
+  t.same(r.body['notes'], []);
   t.same(await bridge.journal(runId), before, 'the check appended nothing');
   t.notOk((await eventTypes(bridge, runId)).includes('run.completed'));
   t.not((await bridge.req('GET', `/runs/${runId}`)).body['run'].status, 'completed');
+});
+
+t.test('a view that left approvals out: the check says its approval facts are partial', async (t) => {
+  const bridge = await startTestBridge();
+  t.teardown(() => cleanup(bridge));
+  const mcp = await connectMcp(t, bridge);
+  const runId = 'run-long';
+  await mcp.call('harness.start_run', { runId, artifactRoot: bridge.t.artifactRoot });
+  // About 8 KiB each: 40 pass the view's 256 KiB approval budget.
+  for (let i = 0; i < 40; i++) {
+    const asked = await bridge.req(
+      'POST',
+      `/runs/${runId}/events`,
+      ev({
+        type: 'approval.requested',
+        nodeId: 'redzone',
+        status: 'needs_approval',
+        approvalOwner: 'o'.repeat(4000),
+        approvalScope: `${i}-${'s'.repeat(3990)}`,
+      }),
+    );
+    t.equal(asked.status, 201);
+  }
+  const omitted = (await bridge.req('GET', `/runs/${runId}`)).body['run'].approvalsOmitted;
+  t.ok(omitted > 0, `the view left ${omitted} approvals out`);
+  const r = await mcp.call('harness.finish_line_check', { runId });
+  t.equal(r.isError, false);
+  t.equal(r.body['approvalFactsPartial'], true);
+  t.match(r.body['notes'], [
+    new RegExp(`^approval facts are partial: the run view left ${omitted} approvals out`),
+  ]);
 });
 
 t.test('a missing run and an unknown root are tool errors with codes', async (t) => {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { RUN_ID_PATTERN, type RunViewT } from '../contract/index.js';
-import { factsFromView } from '../validators/facts-from-view.js';
+import { factsFromView, partialApprovalsNote } from '../validators/facts-from-view.js';
 import { createFinishLineGate } from '../validators/runner.js';
 import { requireEnv, UsageError } from './env.js';
 import { bridgeRequest, describeFailure } from './http.js';
@@ -44,6 +44,8 @@ export function registerExplain(program: Command): void {
           trustPin: run.trustPin,
         });
         for (const p of local) if (!lines.includes(p)) lines.push(`local: ${p}`);
+        const partial = partialApprovalsNote(run);
+        if (partial !== null) process.stderr.write(`note: ${partial}\n`);
       }
       if (lines.length === 0 && run.status !== 'completed' && !run.completionPreview.ready)
         lines.push('the bridge reports the run is not ready');

@@ -1,6 +1,6 @@
 import type { RunViewT } from '../contract/index.js';
 import { claimArtifact } from '../validators/artifact-root.js';
-import { factsFromView } from '../validators/facts-from-view.js';
+import { factsFromView, partialApprovalsNote } from '../validators/facts-from-view.js';
 import type { ToolDefinition } from './context.js';
 import { failure, success } from './result.js';
 import { confirmedRoot, fetchRunView } from './run-root.js';
@@ -59,6 +59,7 @@ export const finishLineCheck: ToolDefinition = {
     const bridgeProblems = view.completionPreview.problems;
     const driftProblems = realRoot === null ? [] : await drifted(view, realRoot);
     const problems = [...new Set([...bridgeProblems, ...driftProblems, ...validators])];
+    const partial = partialApprovalsNote(view);
     return success({
       runId,
       status: view.status,
@@ -69,6 +70,8 @@ export const finishLineCheck: ToolDefinition = {
       validatorProblems: [...new Set([...driftProblems, ...validators])].filter(
         (p) => !bridgeProblems.includes(p),
       ),
+      approvalFactsPartial: partial !== null,
+      notes: partial === null ? [] : [partial],
     });
   },
 };

@@ -8,7 +8,8 @@ import type { RunFacts } from './facts.js';
  * verified artifact claims, approvals, the self-heal record, the commissioned flag, the adapter's
  * assurance flag and the trust pin. What the view withholds is filled with values no rule reads:
  * the adapter's absolute path and the human token digest. The view does not say which event
- * resolved a self-heal; a resolution that verified an artifact is recorded as pr_proposed.
+ * resolved a self-heal; a resolution that verified an artifact is recorded as pr_proposed. A view
+ * that left approvals out gives facts marked `approvalsPartial`.
  */
 export function factsFromView(view: RunViewT, realRoot: string | null): RunFacts {
   const state = emptyState(view.id, view.createdAt);
@@ -66,5 +67,17 @@ export function factsFromView(view: RunViewT, realRoot: string | null): RunFacts
     runMode: view.runMode,
     eventSource: null,
   };
-  return { runId: view.id, config, state };
+  const facts: RunFacts = { runId: view.id, config, state };
+  if (view.approvalsOmitted > 0) facts.approvalsPartial = true;
+  return facts;
+}
+
+/**
+ * What a tool working from the view says when the view left approvals out (null when it did not):
+ * its approval facts are partial, and the waivers it cannot decide are the bridge's to decide.
+ */
+export function partialApprovalsNote(view: Pick<RunViewT, 'approvalsOmitted'>): string | null {
+  const n = view.approvalsOmitted;
+  if (!(n > 0)) return null;
+  return `approval facts are partial: the run view left ${n} approval${n === 1 ? '' : 's'} out, so a waiver whose approval is not shown is not checked here; the bridge's gate checks it at run.completed`;
 }

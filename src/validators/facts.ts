@@ -7,6 +7,13 @@ export interface RunFacts {
   runId: string;
   config: RunConfig;
   state: RunState;
+  /**
+   * Set on facts rebuilt from a run view that left approvals out (`approvalsOmitted` > 0, the view
+   * is cut to 256 KiB): `state.approvals` is then only part of the history, so a rule must not
+   * report an approval as absent. The bridge's own facts (the whole journal-derived state) never
+   * set it, so its gate decides every waiver.
+   */
+  approvalsPartial?: boolean;
 }
 
 /** A structural rule: pure, synchronous, returns every problem it finds (empty = holds). */
