@@ -1,9 +1,10 @@
-import { type FileHandle, open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import type { ArtifactClaim, CompletionSeal, JournalEntry, StoredEvent } from '../contract/index.js';
 import { EVENT_MAX_BYTES, JOURNAL_MAX_BYTES, JOURNAL_RECORD_MAX_BYTES } from '../contract/index.js';
 import type { CommitLog, LoggedJournal } from './commit-log.js';
 import { datasync } from './fd-io.js';
 import { canonicalBytes, GENESIS, mac, macEqual, macText } from './mac.js';
+import { openNoFollow, READ, READ_APPEND, READ_WRITE } from './no-follow.js';
 
 /**
  * `events.jsonl`: one JSON record per line, each MAC'd over (runId, seq, prev MAC, event, claim),
@@ -160,7 +161,7 @@ export async function scanJournal(
 ): Promise<ScanResult> {
   const chunk = Math.max(1, opts.chunkBytes ?? SCAN_CHUNK_BYTES);
   const onEntry = opts.onEntry;
-  const handle = await open(path, opts.readOnly ? 'r' : 'r+');
+  const handle = await openNoFollow(path, opts.readOnly ? READ : READ_WRITE);
   try {
     // Holds the unfinished line carried over (under one record) and the next chunk after it.
     const buf = Buffer.allocUnsafe(JOURNAL_RECORD_MAX_BYTES + chunk);
@@ -261,7 +262,7 @@ export class JournalWriter implements LoggedJournal {
     commitLog: CommitLog,
     maxBytes: number = JOURNAL_MAX_BYTES,
   ): Promise<JournalWriter> {
-    const handle = await open(path, 'a+');
+    const handle = await openNoFollow(path, READ_APPEND, 0o600);
     return new JournalWriter(
       handle,
       commitLog,

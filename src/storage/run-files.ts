@@ -8,6 +8,7 @@ import type { CommitLog } from './commit-log.js';
 import { IdIndex } from './id-index.js';
 import { JournalWriter, scanJournal } from './journal.js';
 import { macEqual } from './mac.js';
+import { LinkedFileError } from './no-follow.js';
 import { type RunPaths, runDirName } from './paths.js';
 import { parseSealed, readSealed, writeSealed } from './sealed-file.js';
 import { readSnapshot, type SnapshotRead } from './snapshot.js';
@@ -116,6 +117,7 @@ export async function openRunFiles(
       fail('run.json is not bound to this journal');
     }
   }
+  // A link swapped in since the scan is refused here too: the writer opens the file again.
   const journal = await JournalWriter.open(
     key,
     runId,
@@ -123,6 +125,8 @@ export async function openRunFiles(
     scan,
     commitLog,
     limits.journalMaxBytes ?? JOURNAL_MAX_BYTES,
+  ).catch((err: Error) =>
+    err instanceof LinkedFileError ? fail(`events.jsonl: ${err.message}`) : Promise.reject(err),
   );
   const run: OpenRun = {
     runId,
