@@ -13,7 +13,8 @@ export class QuarantineReasons {
   private notKept = 0;
 
   /** 'kept' (a new reason listed), 'repeat' (already listed) or 'counted' (past the cap). */
-  add(reason: string): 'kept' | 'repeat' | 'counted' {
+  add(text: string): 'kept' | 'repeat' | 'counted' {
+    const reason = withoutAbsolutePaths(text);
     if (this.kept.has(reason)) return 'repeat';
     if (this.kept.size < QUARANTINE_REASONS_MAX) {
       this.kept.add(reason);
@@ -25,4 +26,13 @@ export class QuarantineReasons {
       `${this.notKept} more reason${this.notKept === 1 ? '' : 's'} not kept`;
     return 'counted';
   }
+}
+
+/**
+ * Reasons are shown by every read of the run (CONTRACT 3: no absolute path in a response). A
+ * reason made from a file-system error carries the path Node quotes; only its last component is
+ * kept, which still names the file.
+ */
+function withoutAbsolutePaths(reason: string): string {
+  return reason.replace(/'\/[^']*'/g, (quoted) => `'${quoted.slice(1, -1).split('/').at(-1)}'`);
 }
