@@ -40,6 +40,7 @@ async function bridge(
     postStatus?: number;
     approvals?: typeof approvals;
     approvalsOmitted?: number;
+    pendingApprovals?: number;
   } = {},
 ) {
   const posted: { body: Record<string, unknown>; headers: Record<string, unknown> }[] = [];
@@ -58,6 +59,9 @@ async function bridge(
               runMode: opts.runMode ?? 'live',
               approvals: opts.approvals ?? approvals,
               approvalsOmitted: opts.approvalsOmitted ?? 0,
+              pendingApprovals:
+                opts.pendingApprovals ??
+                (opts.approvals ?? approvals).filter((a) => a.status === 'pending').length,
             },
             events: [],
           }),
@@ -223,11 +227,20 @@ t.test('agent-chosen owners and scopes reach the terminal without control charac
 });
 
 t.test('an approval the run view left out is named as such: exit 1, nothing posted', async (t) => {
-  const { posted, env } = await bridge(t, { approvalsOmitted: 7 });
+  const { posted, env } = await bridge(t, { approvalsOmitted: 9, pendingApprovals: 8 });
   const hidden = io(env);
   t.equal(await approve(RUN, { ...grant, scope: 'newer' }, hidden.io), 1);
-  t.match(hidden.out.stderr, /7 approvals are not in the run view: decide the older pending ones first/);
+  t.match(
+    hidden.out.stderr,
+    /7 pending approvals are not in the run view: decide the older pending ones first/,
+  );
   t.equal(posted.length, 0);
+  // Only decided approvals left out: nothing pending is hidden, so no such hint.
+  const decidedOnly = await bridge(t, { approvalsOmitted: 9, pendingApprovals: 1 });
+  const none = io(decidedOnly.env);
+  t.equal(await approve(RUN, { ...grant, scope: 'newer' }, none.io), 1);
+  t.notMatch(none.out.stderr, /not in the run view/);
+  t.equal(decidedOnly.posted.length, 0);
 });
 
 t.test('an unreachable bridge exits 1', async (t) => {

@@ -76,9 +76,11 @@ export async function approve(runId: string, opts: ApproveOptions, io: ApproveIO
   );
   if (pending.length === 0) {
     const open = (run.approvals ?? []).filter((a) => a.status === 'pending').map(describe);
-    // The run view keeps the oldest pending approvals when it must leave some out (CONTRACT 4).
-    const hidden = run.approvalsOmitted
-      ? ` (${run.approvalsOmitted} approvals are not in the run view: decide the older pending ones first)`
+    // The run view keeps the oldest pending approvals when it must leave some out (CONTRACT 4);
+    // the summary's count says whether any pending ones were left out, or only decided ones.
+    const hiddenPending = Math.max(0, (run.pendingApprovals ?? open.length) - open.length);
+    const hidden = hiddenPending
+      ? ` (${hiddenPending} pending approvals are not in the run view: decide the older pending ones first)`
       : '';
     return fail(
       `no pending approval with this owner and scope on ${runId}${hidden}${open.length ? `; pending:\n${open.join('\n')}` : ''}`,
