@@ -5,7 +5,7 @@ import { readSealed, writeSealed } from '../src/storage/sealed-file.js';
 import { factsFromView } from '../src/validators/facts-from-view.js';
 import { requiredArtifacts } from '../src/validators/required-artifacts.js';
 import { cleanup, ev, makeTestEnv, startTestBridge, type TestBridge } from './helpers/bridge.js';
-import { complete, driveToReady } from './helpers/complete-run.js';
+import { complete, driveToReady, expectBlocked } from './helpers/complete-run.js';
 import { expectRejected } from './helpers/expect.js';
 
 /**
@@ -123,7 +123,8 @@ t.test('a snapshot written before artifacts carried an outcome is rebuilt from t
     t.equal(run.status, 'running', 'not quarantined');
     t.match(artifact, { outcome: 'failed' });
     t.equal(run.completionPreview.ready, false);
-    t.equal((await complete(b2, 'fo')).status, 409, 'completion still refused');
+    // Still refused: one failing check, and only the run.blocked record appended.
+    await expectBlocked(t, b2, 'fo', 1);
     await b2.close();
     const rewritten = await readSealed<Record<string, any>>(path, key, 'harness.snapshot.v2', 1 << 24);
     t.equal(rewritten['schema'], 'harness.snapshot.v2', 'a current snapshot replaces it');

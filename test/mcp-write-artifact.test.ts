@@ -19,6 +19,17 @@ async function setup(t: { teardown(fn: () => unknown): void }) {
   return { bridge, mcp, root: bridge.t.artifactRoot };
 }
 
+/** write_artifact of run/intake.json under one fixed event id, so a second call repeats the event. */
+const writeIntakeOnce = (mcp: Awaited<ReturnType<typeof setup>>['mcp'], content: string, message?: string) =>
+  mcp.call('harness.write_artifact', {
+    runId: 'run-w',
+    nodeId: 'intake',
+    path: 'run/intake.json',
+    content,
+    id: 'intake-write-1',
+    ...(message === undefined ? {} : { message }),
+  });
+
 t.test('writes atomically under the root and returns the claim the bridge recorded', async (t) => {
   const { bridge, mcp, root } = await setup(t);
   const text = '{"intake":"ok"}\n';
@@ -193,15 +204,7 @@ t.test(
   "a write the bridge refuses is answered with the bridge's code and problems; nothing is stored",
   async (t) => {
     const { bridge, mcp } = await setup(t);
-    const write = (content: string, message: string) =>
-      mcp.call('harness.write_artifact', {
-        runId: 'run-w',
-        nodeId: 'intake',
-        path: 'run/intake.json',
-        content,
-        id: 'intake-write-1',
-        message,
-      });
+    const write = (content: string, message: string) => writeIntakeOnce(mcp, content, message);
     t.equal((await write('v1', 'first')).isError, false);
     const before = await bridge.journal('run-w');
     // The same event id with another message: the bridge refuses the artifact.written.
@@ -216,14 +219,7 @@ t.test(
 
 t.test('a claim the bridge answers for other bytes than written is a claim mismatch', async (t) => {
   const { bridge, mcp } = await setup(t);
-  const write = (content: string) =>
-    mcp.call('harness.write_artifact', {
-      runId: 'run-w',
-      nodeId: 'intake',
-      path: 'run/intake.json',
-      content,
-      id: 'intake-write-1',
-    });
+  const write = (content: string) => writeIntakeOnce(mcp, content);
   const first = await write('v1');
   t.equal(first.isError, false);
   t.equal(first.body['claim'].sha256, sha('v1'));

@@ -145,16 +145,23 @@ export function checkBodyForCredentials(body: unknown, secrets: { human: string;
       );
     }
     if (typeof value !== 'string') continue;
-    if (value.includes(secrets.human)) {
+    const carried = credentialIn(value, secrets);
+    if (carried === 'human') {
       throw new BridgeError(
         'client_supplied_human_token_rejected',
         'the body carries the human approval token',
       );
     }
-    if (secrets.others.some((s) => value.includes(s))) {
+    if (carried === 'other') {
       throw new BridgeError('client_supplied_human_token_rejected', 'the body carries a bridge credential');
     }
   }
+}
+
+/** Which credential value, if any, a client-supplied text contains. */
+function credentialIn(value: string, secrets: { human: string; others: string[] }): 'human' | 'other' | null {
+  if (value.includes(secrets.human)) return 'human';
+  return secrets.others.some((s) => value.includes(s)) ? 'other' : null;
 }
 
 /**
@@ -162,8 +169,7 @@ export function checkBodyForCredentials(body: unknown, secrets: { human: string;
  * through the UI proxy, in the browser: it must not carry a credential either.
  */
 export function checkRunIdForCredentials(id: unknown, secrets: { human: string; others: string[] }): void {
-  if (typeof id !== 'string') return;
-  if (id.includes(secrets.human) || secrets.others.some((s) => id.includes(s))) {
+  if (typeof id === 'string' && credentialIn(id, secrets) !== null) {
     throw new BridgeError('client_supplied_human_token_rejected', 'the run ID carries a bridge credential');
   }
 }

@@ -74,7 +74,6 @@ export class RunStore implements RunStorage {
   private readonly background = new Set<Promise<void>>();
   private readonly cacheSize: number;
   private readonly log: (msg: string) => void;
-  private readonly limits: { journalMaxBytes?: number; snapshotMaxBytes?: number };
 
   private constructor(
     private readonly opts: StoreOptions,
@@ -82,10 +81,6 @@ export class RunStore implements RunStorage {
   ) {
     this.cacheSize = opts.cacheSize ?? OPEN_RUN_CACHE;
     this.log = opts.log ?? (() => {});
-    this.limits = {
-      ...(opts.journalMaxBytes === undefined ? {} : { journalMaxBytes: opts.journalMaxBytes }),
-      ...(opts.snapshotMaxBytes === undefined ? {} : { snapshotMaxBytes: opts.snapshotMaxBytes }),
-    };
   }
 
   /** Replays the commit log, then indexes the runs (startup has already refused legacy layouts). */
@@ -203,7 +198,7 @@ export class RunStore implements RunStorage {
           this.opts.integrityKey,
           this.opts.trustPin,
           this.commitLog,
-          this.limits,
+          this.opts,
         );
         run = opened.run;
         if (opened.truncatedBytes > 0)
