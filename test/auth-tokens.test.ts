@@ -125,6 +125,11 @@ t.test('GET /health', async (t) => {
       humanApprovalToken: 'configured',
     });
     t.same(Object.keys(r.body['cache']).sort(), ['executions', 'hits']);
+    t.match(r.body['limits'], {
+      eventMaxBytes: 16 * 1024,
+      journalMaxBytes: 4 * 1024 ** 3,
+      snapshotMaxBytes: 8 * 1024 ** 2,
+    });
     const text = JSON.stringify(r.body);
     for (const name of [
       'HARNESS_BRIDGE_INTEGRITY_KEY',
@@ -133,6 +138,16 @@ t.test('GET /health', async (t) => {
     ]) {
       t.notOk(text.includes(env[name]!), `${name} value is not in the body`);
     }
+  });
+
+  t.test('the limits name the ceilings this bridge enforces, not the defaults', async (t) => {
+    const small = await startTestBridge(undefined, {
+      storage: { journalMaxBytes: 4096, snapshotMaxBytes: 2048 },
+    });
+    t.teardown(() => cleanup(small));
+    const r = await small.req('GET', '/health');
+    t.equal(r.body['limits']['journalMaxBytes'], 4096);
+    t.equal(r.body['limits']['snapshotMaxBytes'], 2048);
   });
 
   t.test('with a wrong token: 401, not the public answer', async (t) => {

@@ -8,7 +8,14 @@ import type {
   RunConfig,
   StoredEvent,
 } from '../contract/index.js';
-import { applyEntry, emptyState, OPEN_RUN_CACHE, SNAPSHOT_EVERY } from '../contract/index.js';
+import {
+  applyEntry,
+  emptyState,
+  JOURNAL_MAX_BYTES,
+  OPEN_RUN_CACHE,
+  SNAPSHOT_EVERY,
+  SNAPSHOT_MAX_BYTES,
+} from '../contract/index.js';
 import { fsyncDir } from './atomic.js';
 import { CommitLog, type Disputed } from './commit-log.js';
 import { IdIndex } from './id-index.js';
@@ -74,6 +81,14 @@ export class RunStore implements RunStorage {
   private readonly background = new Set<Promise<void>>();
   private readonly cacheSize: number;
   private readonly log: (msg: string) => void;
+
+  /** The byte ceilings this store enforces on each journal and snapshot (health reports them). */
+  get ceilings(): { journalMaxBytes: number; snapshotMaxBytes: number } {
+    return {
+      journalMaxBytes: this.opts.journalMaxBytes ?? JOURNAL_MAX_BYTES,
+      snapshotMaxBytes: this.opts.snapshotMaxBytes ?? SNAPSHOT_MAX_BYTES,
+    };
+  }
 
   private constructor(
     private readonly opts: StoreOptions,

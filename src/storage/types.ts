@@ -28,6 +28,8 @@ export interface RunStorage {
   readonly size: number;
   /** Why storage stopped accepting reads and writes (a failed commit-log write or sync), if it did. */
   readonly failure: Error | null;
+  /** The byte ceilings on each run's journal and snapshot. */
+  readonly ceilings: { journalMaxBytes: number; snapshotMaxBytes: number };
   has(runId: string): boolean;
   /** Run IDs in creation order, for stable paging. */
   page(offset: number, limit: number): string[];

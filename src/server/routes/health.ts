@@ -71,6 +71,7 @@ export function registerHealthRoute(app: FastifyInstance, ctx: BridgeContext): v
           runsLimit: RUNS_LIMIT,
           eventsLimit: EVENTS_LIMIT,
           validatorConcurrency: env.validatorConcurrency,
+          ...ctx.store.ceilings,
         },
         cache: { ...ctx.cache },
       };
