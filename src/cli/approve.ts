@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { NODE_IDS, RUN_ID_PATTERN, type RunMode, SOURCES_BY_MODE } from '../contract/index.js';
 import type { RunViewT } from '../contract/views.js';
 import { refuseCredentialArguments } from './emit.js';
-import { requireEnv, UsageError } from './env.js';
+import { refuseIntegrityKey, requireEnv, UsageError } from './env.js';
 import { bridgeRequest, describeFailure } from './http.js';
 import { terminalText } from './terminal.js';
 
@@ -30,12 +30,15 @@ export interface ApproveIO {
 type Approval = RunViewT['approvals'][number];
 
 /**
- * The human approval shell. Both credentials come from the environment only (process arguments are
- * readable by every local user); the operator sees exactly which pending approval the decision binds
- * to and confirms it on a terminal unless --yes. Returns the exit code: 0 sent and accepted, 1 the
- * bridge refused or could not be reached; usage and environment problems throw UsageError (exit 2).
+ * The human approval shell. Both tokens come from the environment only (process arguments are
+ * readable by every local user); holding the integrity key as well, it refuses to start (SPEC
+ * Authentication 7: an approval shell holds the access and human tokens). The operator sees exactly
+ * which pending approval the decision binds to and confirms it on a terminal unless --yes. Returns
+ * the exit code: 0 sent and accepted, 1 the bridge refused or could not be reached; usage and
+ * environment problems throw UsageError (exit 2).
  */
 export async function approve(runId: string, opts: ApproveOptions, io: ApproveIO): Promise<number> {
+  refuseIntegrityKey('harness approve', io.env);
   refuseCredentialArguments(io.argv, io.env);
   if (Boolean(opts.grant) === Boolean(opts.deny))
     throw new UsageError('pass exactly one of --grant or --deny');

@@ -1,7 +1,7 @@
 import { type Command, Option } from 'commander';
 import type { RunEvent, RunMode } from '../contract/index.js';
 import { ACTORS, EVENT_SOURCES, EVENT_TYPES, NODE_IDS, RUN_MODES, STATUSES } from '../contract/index.js';
-import { CREDENTIAL_VARS, requireEnv, UsageError } from './env.js';
+import { CREDENTIAL_VARS, refuseIntegrityKey, requireEnv, UsageError } from './env.js';
 import { bridgeRequest, describeFailure } from './http.js';
 
 const DEFAULT_SOURCE: Record<RunMode, RunEvent['eventSource']> = {
@@ -80,6 +80,7 @@ export function registerEmit(program: Command): void {
         message: string,
         opts: Record<string, string | undefined>,
       ) => {
+        refuseIntegrityKey('harness emit');
         refuseCredentialArguments(process.argv.slice(2));
         const token = requireEnv('HARNESS_BRIDGE_ACCESS_TOKEN');
         const mode = opts['mode'] as RunMode;

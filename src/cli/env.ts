@@ -45,3 +45,13 @@ export function refuseCredentials(
     throw new UsageError(`${who} refuses to start: ${present.join(', ')} must not be in its environment`);
   }
 }
+
+/**
+ * The integrity key belongs to the bridge process alone (SPEC Authentication: "never an agent,
+ * browser or UI process"). Every command that calls the bridge with the access token refuses to
+ * start holding it, before any request, so a shell that sourced the bridge's dev.env is caught at
+ * its first command instead of handing the key to whatever that shell runs next.
+ */
+export function refuseIntegrityKey(who: string, env: NodeJS.ProcessEnv = process.env): void {
+  refuseCredentials(['HARNESS_BRIDGE_INTEGRITY_KEY'], who, env);
+}

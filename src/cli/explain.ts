@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { RUN_ID_PATTERN, type RunViewT } from '../contract/index.js';
 import { factsFromView, partialApprovalsNote } from '../validators/facts-from-view.js';
 import { createFinishLineGate } from '../validators/runner.js';
-import { requireEnv, UsageError } from './env.js';
+import { refuseIntegrityKey, requireEnv, UsageError } from './env.js';
 import { bridgeRequest, describeFailure } from './http.js';
 import { realArtifactRoot, repoRootFromEnv } from './local-paths.js';
 import { terminalText } from './terminal.js';
@@ -20,6 +20,7 @@ export function registerExplain(program: Command): void {
     .argument('<runId>')
     .option('--artifact-root <dir>', 'also run the content validators locally against this artifact root')
     .action(async (runId: string, opts: { artifactRoot?: string }) => {
+      refuseIntegrityKey('harness explain');
       if (!RUN_ID_PATTERN.test(runId)) throw new UsageError('the run ID is not canonical');
       const token = requireEnv('HARNESS_BRIDGE_ACCESS_TOKEN');
       const r = await bridgeRequest(`/runs/${runId}?eventLimit=1`, {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { RUN_ID_PATTERN } from '../contract/index.js';
-import { requireEnv, UsageError } from './env.js';
+import { refuseIntegrityKey, requireEnv, UsageError } from './env.js';
 import { computeEvidenceBundle } from './evidence-tools.js';
 import { bridgeRequest, describeFailure } from './http.js';
 import { localArtifactMap, realArtifactRoot } from './local-paths.js';
@@ -29,6 +29,7 @@ export function registerRunCreate(program: Command): void {
         id: string,
         opts: { artifactRoot: string; adapterPath?: string; title?: string; printEvidenceBundle?: boolean },
       ) => {
+        refuseIntegrityKey('harness run create');
         if (!RUN_ID_PATTERN.test(id)) throw new UsageError(`run ID ${JSON.stringify(id)} is not canonical`);
         const token = requireEnv('HARNESS_BRIDGE_ACCESS_TOKEN');
         const root = await realArtifactRoot(opts.artifactRoot);
