@@ -80,6 +80,15 @@ t.test('with both ports free the quick start serves until SIGTERM, then exits 0'
   const exited = exitOf(child);
   await Promise.race([ready, once(child, 'exit')]);
   t.match(stdout, /harness ui listening at http:\/\/127\.0\.0\.1:\d+\//);
+  const devDir = join(dir, '.harness', 'dev');
+  for (const name of ['dev.env', 'agent.env', 'approve.env'])
+    t.match(stdout, `created ${join(devDir, name)} (mode 0600): for `, `${name} created and named`);
+  t.match(
+    stdout,
+    `approval shell: (set -a; . ${join(devDir, 'approve.env')}; set +a; export HARNESS_BRIDGE_URL=http://127.0.0.1:`,
+    'the approval shell sources approve.env in a subshell, told the bridge URL it is not the default',
+  );
+  t.notMatch(stdout, /\. \S*dev\.env/, 'no shell is told to source the bridge file');
   child.kill('SIGTERM');
   const { code, stderr } = await exited;
   t.equal(code, 0, stderr);

@@ -1,18 +1,51 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { execa } from 'execa';
 import { trustStoreDigest } from '../server/trust-pin.js';
 import { atomicWrite } from '../storage/atomic.js';
+import { DEFAULT_BRIDGE_URL, UsageError } from './env.js';
+
+/** One file `harness init` keeps in the dev directory, and the shell it is for. */
+export interface DevFile {
+  path: string;
+  /** Written by this call; false: it was there already and was left as it was. */
+  created: boolean;
+  role: string;
+}
 
 export interface DevSetup {
   dir: string;
   envFile: string;
+  /** dev.env and the trust store were made by this call (the role files may be made on any call). */
   created: boolean;
   env: Record<string, string>;
+  /** dev.env, then one file per shell role (ROLE_FILES). */
+  files: DevFile[];
 }
+
+/**
+ * SPEC Authentication 7: a normal agent shell receives only the access token, an approval shell the
+ * access token and the human token. dev.env, which alone holds the integrity key, is the bridge's;
+ * each other shell sources the file of its role, so none ever holds a credential it must not.
+ */
+export const ROLE_FILES = [
+  {
+    name: 'agent.env',
+    keys: ['HARNESS_BRIDGE_ACCESS_TOKEN'],
+    role: 'agent shells (harness emit, explain, run create, mcp): the access token',
+  },
+  {
+    name: 'approve.env',
+    keys: ['HARNESS_BRIDGE_ACCESS_TOKEN', 'HARNESS_HUMAN_APPROVAL_TOKEN'],
+    role: 'the approval shell only (harness approve): the access and human tokens',
+  },
+] as const;
+
+const BRIDGE_ROLE =
+  'the bridge (npm start, harness bridge) and harness verify only: all three credentials, the pin and paths';
 
 export function defaultDevDir(): string {
   return join(homedir(), '.harness', 'dev');
@@ -30,15 +63,45 @@ export function parseEnvFile(text: string): Record<string, string> {
 
 const secret = () => randomBytes(32).toString('base64url');
 
+const envText = (env: Record<string, string>, what: string) =>
+  `# harness-bridge development ${what} (mode 0600). Never commit this file.\n${Object.entries(env)
+    .map(([k, v]) => `${k}=${v}`)
+    .join('\n')}\n`;
+
 /**
  * Creates, once, everything a newcomer would otherwise hand-make: three distinct random
  * credentials in an env file only its owner can read, a small git repository holding an empty
- * committed review-trust store, and the pin computed from it. A second run reuses them.
+ * committed review-trust store, and the pin computed from it. A second run reuses them. Every run
+ * writes whichever role file (ROLE_FILES) is missing, from the credentials in dev.env: a dev
+ * directory made before the role files existed gets them without any credential changing.
  */
 export async function ensureDevSetup(dir: string = defaultDevDir()): Promise<DevSetup> {
   const envFile = join(dir, 'dev.env');
   const existing = await readFile(envFile, 'utf8').catch(() => null);
-  if (existing !== null) return { dir, envFile, created: false, env: parseEnvFile(existing) };
+  const env = existing === null ? await createDevEnv(dir, envFile) : parseEnvFile(existing);
+  const files: DevFile[] = [{ path: envFile, created: existing === null, role: BRIDGE_ROLE }];
+  for (const { name, keys, role } of ROLE_FILES) {
+    const path = join(dir, name);
+    const present = await lstat(path).then(
+      () => true,
+      () => false,
+    );
+    if (!present) {
+      const picked: Record<string, string> = {};
+      for (const key of keys) {
+        const value = env[key];
+        // Never made up here: a new token in a role file would not be the one the bridge holds.
+        if (!value) throw new UsageError(`${envFile} has no ${key}, so ${name} cannot be written from it`);
+        picked[key] = value;
+      }
+      await atomicWrite(path, envText(picked, `credentials for ${role}`), 0o600);
+    }
+    files.push({ path, created: !present, role });
+  }
+  return { dir, envFile, created: existing === null, env, files };
+}
+
+async function createDevEnv(dir: string, envFile: string): Promise<Record<string, string>> {
   const repo = join(dir, 'repo');
   await mkdir(join(repo, 'controls'), { recursive: true, mode: 0o700 });
   const store = `${JSON.stringify({ schema: 'harness.review-trust.v1', description: 'development trust store: no reviewer enrolled yet', keys: [] }, null, 2)}\n`;
@@ -68,29 +131,44 @@ export async function ensureDevSetup(dir: string = defaultDevDir()): Promise<Dev
     HARNESS_REPO_ROOT: repo,
     HARNESS_DATA_DIR: join(dir, 'runs'),
   };
-  const text = Object.entries(env)
-    .map(([k, v]) => `${k}=${v}`)
-    .join('\n');
-  await atomicWrite(
-    envFile,
-    `# harness-bridge development credentials (mode 0600). Never commit this file.\n${text}\n`,
-    0o600,
+  await atomicWrite(envFile, envText(env, 'credentials'), 0o600);
+  return env;
+}
+
+/** Each dev file, whether this call made it or kept it, and the shell it is for. */
+export function describeDevFiles(setup: DevSetup): string {
+  return setup.files
+    .map(
+      (f) => `${f.created ? 'created' : 'kept'} ${f.path}${f.created ? ' (mode 0600)' : ''}: for ${f.role}\n`,
+    )
+    .join('');
+}
+
+/**
+ * How the client shells load their files. The approval shell is a subshell, so the human token
+ * ends with it and never reaches the shell the agent commands run in. `bridgeUrl` is named only
+ * when it is not the default the clients assume.
+ */
+export function shellHints(setup: DevSetup, bridgeUrl: string = DEFAULT_BRIDGE_URL): string {
+  const url = bridgeUrl === DEFAULT_BRIDGE_URL ? '' : ` export HARNESS_BRIDGE_URL=${bridgeUrl};`;
+  return (
+    `agent shell: set -a; . ${join(setup.dir, 'agent.env')}; set +a;${url} harness emit ...\n` +
+    `approval shell: (set -a; . ${join(setup.dir, 'approve.env')}; set +a;${url} harness approve <runId> --owner O --scope S --grant)\n`
   );
-  return { dir, envFile, created: true, env };
 }
 
 export function registerInit(program: Command): void {
   program
     .command('init')
-    .description('create development credentials and a trust store under ~/.harness/dev (once)')
+    .description(
+      'create development credentials and a trust store under ~/.harness/dev (once), and one env file per shell',
+    )
     .option('--dir <dir>', 'where to create them', defaultDevDir())
     .action(async (opts: { dir: string }) => {
       const setup = await ensureDevSetup(opts.dir);
-      process.stdout.write(
-        setup.created
-          ? `created ${setup.envFile} (mode 0600) and a trust store repository in ${join(setup.dir, 'repo')}\n`
-          : `${setup.envFile} already exists; nothing changed\n`,
-      );
-      process.stdout.write(`load it with: set -a; . ${setup.envFile}; set +a\n`);
+      process.stdout.write(describeDevFiles(setup));
+      if (setup.created)
+        process.stdout.write(`created a trust store repository in ${join(setup.dir, 'repo')}\n`);
+      process.stdout.write(shellHints(setup));
     });
 }

@@ -2,12 +2,12 @@ import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { execa } from 'execa';
 import { closeOnSignal, serveBridge } from './bridge.js';
-import { ensureDevSetup } from './init.js';
+import { describeDevFiles, ensureDevSetup, shellHints } from './init.js';
 
 /**
- * The quick start (`npm start`): development credentials once, then the bridge in this process
- * and the UI server as a child that receives only the access token and the bridge URL (the UI
- * refuses to start holding the integrity key or the human token).
+ * The quick start (`npm start`): development credentials once (and any missing role file), then
+ * the bridge in this process and the UI server as a child that receives only the access token and
+ * the bridge URL (the UI refuses to start holding the integrity key or the human token).
  */
 export function registerStart(program: Command): void {
   program
@@ -17,9 +17,7 @@ export function registerStart(program: Command): void {
     )
     .action(async () => {
       const setup = await ensureDevSetup();
-      process.stdout.write(
-        `${setup.created ? 'created' : 'using'} development credentials in ${setup.envFile}\n`,
-      );
+      process.stdout.write(describeDevFiles(setup));
       const bridge = await serveBridge({ ...process.env, ...setup.env });
       const uiPort = process.env['HARNESS_UI_PORT'] || '8788';
       const ui = execa(process.execPath, [fileURLToPath(new URL('./main.js', import.meta.url)), 'ui'], {
@@ -35,9 +33,7 @@ export function registerStart(program: Command): void {
         stderr: 'inherit',
         reject: false,
       });
-      process.stdout.write(
-        `approve from another shell: set -a; . ${setup.envFile}; set +a; harness approve <runId> --owner O --scope S --grant\n`,
-      );
+      process.stdout.write(shellHints(setup, bridge.url));
       let stopping = false;
       closeOnSignal(async () => {
         stopping = true;
