@@ -2,6 +2,8 @@ import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { claimArtifact } from '../src/validators/artifact-root.js';
+import { runFinishLine } from '../src/validators/finish-line.js';
+import { changedWhileChecked } from '../src/validators/verified-bytes.js';
 import { buildFixture, expectRule } from './helpers/finish-line-fixture.js';
 
 t.test('known-good v3 packet passes', async (t) => {
@@ -91,6 +93,11 @@ t.test('run-packet: semantic claims pass with a covering authoritative-assurance
     });
   await f.repack(semantic);
   t.same((await f.run()).problems, []);
+  // Read once, and only at the bytes the bridge verified there (FinishLineEnv.verified).
+  const unverified = await runFinishLine(f.facts, { ...f.env, verified: { [ref.path]: 'f'.repeat(64) } });
+  t.same(unverified.rules.find((r) => r.name === 'run-packet')?.problems, [
+    `run-packet: authoritative assurance: ${changedWhileChecked(ref.path)}`,
+  ]);
   await f.repack((p) => {
     semantic(p);
     p.claims.push({ id: 'c4', kind: 'semantic', statement: 'uncovered' });

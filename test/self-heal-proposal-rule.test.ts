@@ -7,6 +7,7 @@ import { applyEntry, emptyState, type RunConfig, type RunState } from '../src/co
 import type { RunFacts } from '../src/validators/facts.js';
 import { selfHealResolved } from '../src/validators/self-heal.js';
 import { selfHealProposal } from '../src/validators/self-heal-proposal.js';
+import { changedWhileChecked } from '../src/validators/verified-bytes.js';
 
 /**
  * The content rule behind a self-heal resolved by a local proposal: self_heal/pr.json must be a
@@ -26,7 +27,10 @@ const facts = {
 } satisfies RunFacts;
 const env = { realRoot: root, repoRoot: root, trustPin: '0'.repeat(64) };
 
-async function problemsWith(over: Record<string, unknown>): Promise<string[]> {
+async function problemsWith(
+  over: Record<string, unknown>,
+  verified?: Record<string, string>,
+): Promise<string[]> {
   const proposal = {
     schema: 'harness.self-heal-proposal.v1',
     runId: 'heal',
@@ -39,7 +43,7 @@ async function problemsWith(over: Record<string, unknown>): Promise<string[]> {
     ...over,
   };
   await writeFile(join(root, 'self_heal', 'pr.json'), JSON.stringify(proposal));
-  return selfHealProposal(facts, env);
+  return selfHealProposal(facts, verified === undefined ? env : { ...env, verified });
 }
 
 t.test('a proposal of this run whose patch matches its hash holds', async (t) => {
@@ -48,6 +52,13 @@ t.test('a proposal of this run whose patch matches its hash holds', async (t) =>
 
 t.test('a proposal of another run is refused', async (t) => {
   t.same(await problemsWith({ runId: 'other' }), ['self_heal/pr.json runId is not this run']);
+});
+
+t.test('the patch is hashed once, against the digest the bridge verified there', async (t) => {
+  t.same(await problemsWith({}, { 'self_heal/fix.patch': sha(patch) }), []);
+  t.same(await problemsWith({}, { 'self_heal/fix.patch': sha('swapped back after the read') }), [
+    `proposal patch: ${changedWhileChecked('self_heal/fix.patch')}`,
+  ]);
 });
 
 t.test('a patch that does not match its bound hash is refused', async (t) => {

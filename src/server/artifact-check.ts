@@ -9,7 +9,7 @@ import type { BridgeContext } from './context.js';
  * every artifact they name. The RCA names no artifact: its `rootCause.location` is a repository
  * path (the defect's source file), not an artifact reference.
  */
-const REFERENCED_DOCUMENTS = ['run/packet.json', 'review/review.json', 'rca/rca.json'];
+export const REFERENCED_DOCUMENTS = ['run/packet.json', 'review/review.json', 'rca/rca.json'];
 
 /**
  * Each artifact path named inside the referenced documents (CONTRACT 6: "paths named inside the

@@ -1,8 +1,9 @@
 import type { OpenRun } from '../storage/run-files.js';
 import type { RunFacts } from '../validators/facts.js';
 import { structuralProblems } from '../validators/structural.js';
+import type { VerifiedDigests } from '../validators/verified-bytes.js';
 import type { HashPool } from '../workers/pool.js';
-import { checkArtifacts } from './artifact-check.js';
+import { type ArtifactCheck, checkArtifacts, REFERENCED_DOCUMENTS } from './artifact-check.js';
 import type { BridgeContext } from './context.js';
 
 /** Every artifact the journal claims, at its latest claim per path. */
@@ -53,6 +54,18 @@ export function factsOf(run: OpenRun): RunFacts {
   return { runId: run.runId, config: run.config, state: run.state };
 }
 
+/**
+ * What an artifact check hashed, handed to the validators (FinishLineEnv.verified) so they decide
+ * on exactly those bytes: the digest of every file it resolved, and null for each referenced
+ * document it found absent. A function of the check's digests alone, which the completed-run
+ * verdict cache key holds.
+ */
+export function verifiedBy(check: ArtifactCheck): VerifiedDigests {
+  const absent = REFERENCED_DOCUMENTS.filter((doc) => !check.digests.has(doc)).map((doc) => [doc, null]);
+  // fromEntries defines own properties: a path such as "__proto__" is bound like any other.
+  return Object.fromEntries([...absent, ...check.digests]);
+}
+
 /** What the run view's completion preview shows: the structural rules, without hashing. */
 export function previewProblems(run: OpenRun): string[] {
   return structuralProblems(factsOf(run));
@@ -61,8 +74,10 @@ export function previewProblems(run: OpenRun): string[] {
 /**
  * The finish-line gate (SPEC completion rules; rule 10 above all): every claimed artifact (the
  * required ones among them, latest claim per path: the set completed-run reads re-hash, so an
- * accepted completion is not quarantined by the next read) is re-hashed before and after the validator sequence, and any change
- * in between rejects the completion even if every validator passed on the bytes it saw. Both
+ * accepted completion is not quarantined by the next read) is re-hashed before and after the
+ * validator sequence, and any change in between rejects the completion. The validators get the
+ * first pass's digests and refuse any read that does not hash to them: a file swapped only for
+ * their read and put back before the second pass (A-B-A) is a problem too, not a pass. Both
  * passes are the privacy check too (CONTRACT 6): a claimed artifact or referenced document that
  * carries a bridge credential value refuses the completion, as it would quarantine a read.
  */
@@ -80,6 +95,7 @@ export async function completionGate(
         realRoot: run.config.artifactRoot,
         repoRoot: ctx.env.repoRoot,
         trustPin: run.config.trustPin,
+        verified: verifiedBy(before),
       })),
     );
   }

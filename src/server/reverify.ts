@@ -3,8 +3,8 @@ import { readFile } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { canonicalBytes } from '../storage/mac.js';
 import type { OpenRun } from '../storage/run-files.js';
-import { checkArtifacts } from './artifact-check.js';
-import { factsOf } from './completion.js';
+import { type ArtifactCheck, checkArtifacts } from './artifact-check.js';
+import { factsOf, verifiedBy } from './completion.js';
 import type { BridgeContext } from './context.js';
 import { verdictInputsDigest } from './verdict-inputs.js';
 
@@ -42,7 +42,7 @@ async function runtimeDrift(ctx: BridgeContext, run: OpenRun): Promise<string[]>
 async function verdict(
   ctx: BridgeContext,
   run: OpenRun,
-  digests: Record<string, string>,
+  check: ArtifactCheck,
   inputs: string | null,
 ): Promise<string[]> {
   if (!ctx.finishLine) return [];
@@ -55,7 +55,8 @@ async function verdict(
         runtime: await ctx.validatorDigest(),
         trustPin: run.config.trustPin,
         status: run.state.status,
-        digests,
+        // Also what the validators are told was verified (verifiedBy is a function of these).
+        digests: Object.fromEntries(check.digests),
         inputs,
       }),
     )
@@ -70,6 +71,7 @@ async function verdict(
     realRoot: run.config.artifactRoot,
     repoRoot: ctx.env.repoRoot,
     trustPin: run.config.trustPin,
+    verified: verifiedBy(check),
   });
   if (!cacheable) return problems;
   if (ctx.verdicts.size >= VERDICT_CACHE_MAX) ctx.verdicts.delete(ctx.verdicts.keys().next().value as string);
@@ -94,7 +96,6 @@ export async function reverifyCompleted(ctx: BridgeContext, run: OpenRun): Promi
     drift = await checkArtifacts(ctx, run, 'read');
   }
   const problems = [...drift.problems, ...(await runtimeDrift(ctx, run))];
-  if (problems.length === 0)
-    problems.push(...(await verdict(ctx, run, Object.fromEntries(drift.digests), await inputs)));
+  if (problems.length === 0) problems.push(...(await verdict(ctx, run, drift, await inputs)));
   for (const p of problems) ctx.store.quarantine(run.runId, p);
 }

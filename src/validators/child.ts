@@ -13,7 +13,12 @@ import type { HashPool } from '../workers/pool.js';
 import type { FinishLineEnv, ValidatorWorkers } from './facts.js';
 import { runFinishLine } from './finish-line.js';
 
-const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
+/**
+ * Facts (the state is capped by the 8 MiB snapshot ceiling) and the verified digests (at most one
+ * per claim, referenced document and named path, NAMED_PATHS_MAX of those, each path at most
+ * PATH_FIELD_MAX): well under this even at every ceiling.
+ */
+const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];

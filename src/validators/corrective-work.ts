@@ -1,6 +1,6 @@
 import { RCA_SCHEMA_ID, type Rca, RUN_PACKET_V3_ID } from '../contract/artifacts/index.js';
 import { loadJson, schemaIdOf, schemaProblems } from './documents.js';
-import type { ContentRule } from './facts.js';
+import type { ContentRule, FinishLineEnv } from './facts.js';
 import { commitExists, isAncestor } from './git.js';
 import type { InputsOf } from './inputs.js';
 import { readRoute } from './route-document.js';
@@ -27,8 +27,8 @@ export const correctiveWork: ContentRule = async (facts, env) => {
       : [];
   }
   const root = env.realRoot;
-  const route = await readRoute(facts, root);
-  const rcaLoaded = await loadJson(root, RCA_PATH);
+  const route = await readRoute(facts, root, env.verified);
+  const rcaLoaded = await loadJson(root, RCA_PATH, env.verified);
   const triggers: string[] = [];
   if (route.corrective) triggers.push('the route is corrective');
   if (facts.state.selfHeal.detectedSeq !== null) triggers.push('self_heal.detected was emitted');
@@ -48,10 +48,11 @@ export const correctiveWork: ContentRule = async (facts, env) => {
   }
   const shape = schemaProblems(RCA_PATH, RCA_SCHEMA_ID, rcaLoaded.value);
   if (shape.length > 0) return [...problems, ...shape];
-  return [...problems, ...(await chainProblems(rcaLoaded.value as Rca, facts.runId, env.repoRoot, root))];
+  return [...problems, ...(await chainProblems(rcaLoaded.value as Rca, facts.runId, env))];
 };
 
-async function chainProblems(rca: Rca, runId: string, repoRoot: string, root: string): Promise<string[]> {
+async function chainProblems(rca: Rca, runId: string, env: FinishLineEnv): Promise<string[]> {
+  const { repoRoot } = env;
   const p: string[] = [];
   const { preFix, postFix, regression } = rca;
   if (rca.status !== 'confirmed') p.push(`the root cause is ${rca.status}, not confirmed`);
@@ -83,13 +84,14 @@ async function chainProblems(rca: Rca, runId: string, repoRoot: string, root: st
       p.push('the pre-fix commit is not an ancestor of the post-fix commit');
     }
   }
-  p.push(...(await packetBindsCommit(root, postFix.commit)));
+  p.push(...(await packetBindsCommit(env, postFix.commit)));
   return p;
 }
 
 /** The final packet must name the post-fix commit; a historical v2 packet cannot. */
-async function packetBindsCommit(root: string, commit: string): Promise<string[]> {
-  const packet = await loadJson(root, PACKET_PATH);
+async function packetBindsCommit(env: FinishLineEnv, commit: string): Promise<string[]> {
+  if (env.realRoot === null) return [];
+  const packet = await loadJson(env.realRoot, PACKET_PATH, env.verified);
   if (packet.kind === 'missing')
     return [`${PACKET_PATH} is missing: the packet must bind the post-fix commit`];
   if (packet.kind === 'error') return [packet.problem];

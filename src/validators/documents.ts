@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { checkerFor } from '../contract/artifacts/index.js';
 import { ArtifactError, readArtifact } from './artifact-root.js';
+import { unverifiedRead, type VerifiedDigests } from './verified-bytes.js';
 
 /** Artifact JSON documents are capped: a validator child must not be exhausted by one file. */
 export const DOCUMENT_MAX_BYTES = 8 * 1024 * 1024;
@@ -8,26 +9,38 @@ export const DOCUMENT_MAX_BYTES = 8 * 1024 * 1024;
 export type Loaded =
   | { kind: 'ok'; value: unknown; sha256: string; bytes: Buffer }
   | { kind: 'missing' }
-  | { kind: 'error'; problem: string };
+  /** `sha256`: the digest of the bytes read, when they were read and are not JSON. */
+  | { kind: 'error'; problem: string; sha256?: string };
 
 /**
  * Reads one JSON artifact through artifact-root.ts (no links at any component, regular file,
  * inside the real root). A missing file is reported separately so callers decide if it matters.
+ * The bytes are read once, hashed and parsed from that one buffer; with `verified` (what the
+ * bridge hashed, verified-bytes.ts), bytes or an absence the bridge did not verify at that path
+ * are an error, never parsed.
  */
-export async function loadJson(realRoot: string, relPath: string): Promise<Loaded> {
+export async function loadJson(
+  realRoot: string,
+  relPath: string,
+  verified?: VerifiedDigests,
+): Promise<Loaded> {
   let bytes: Buffer;
   try {
     bytes = await readArtifact(realRoot, relPath, DOCUMENT_MAX_BYTES);
   } catch (err) {
-    if (err instanceof ArtifactError && err.message === `${relPath} does not exist`)
-      return { kind: 'missing' };
+    if (err instanceof ArtifactError && err.message === `${relPath} does not exist`) {
+      const problem = unverifiedRead(verified, relPath, null);
+      return problem === null ? { kind: 'missing' } : { kind: 'error', problem };
+    }
     return { kind: 'error', problem: err instanceof Error ? err.message : String(err) };
   }
   const sha256 = createHash('sha256').update(bytes).digest('hex');
+  const problem = unverifiedRead(verified, relPath, sha256);
+  if (problem !== null) return { kind: 'error', problem };
   try {
     return { kind: 'ok', value: JSON.parse(bytes.toString('utf8')), sha256, bytes };
   } catch {
-    return { kind: 'error', problem: `${relPath} is not valid JSON` };
+    return { kind: 'error', problem: `${relPath} is not valid JSON`, sha256 };
   }
 }
 
@@ -53,8 +66,9 @@ export async function loadDocument<T>(
   realRoot: string,
   relPath: string,
   schemaId: string,
+  verified?: VerifiedDigests,
 ): Promise<{ ok: true; value: T; sha256: string } | { ok: false; problems: string[]; missing: boolean }> {
-  const loaded = await loadJson(realRoot, relPath);
+  const loaded = await loadJson(realRoot, relPath, verified);
   if (loaded.kind === 'missing') return { ok: false, problems: [`${relPath} is missing`], missing: true };
   if (loaded.kind === 'error') return { ok: false, problems: [loaded.problem], missing: false };
   const problems = schemaProblems(relPath, schemaId, loaded.value);

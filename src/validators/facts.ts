@@ -1,6 +1,7 @@
 import type { RunConfig, RunState } from '../contract/index.js';
 import type { BatchClaimer } from './inventory.js';
 import type { VerifyResult, VerifyTask } from './signature.js';
+import type { VerifiedDigests } from './verified-bytes.js';
 
 /** What every finish-line rule reads: the sealed config and the journal-derived state. */
 export interface RunFacts {
@@ -30,6 +31,12 @@ export interface FinishLineEnv {
   repoRoot: string;
   trustPin: string;
   credentialValues?: never;
+  /**
+   * What the bridge hashed before it started the validators: a rule reads each of these paths
+   * through loadJson or verifiedDigest with it, so it decides on exactly those bytes. Absent (a
+   * local check with no bridge hash behind it), the rules read what is on disk.
+   */
+  verified?: VerifiedDigests;
   /**
    * The validator child's worker pool (HashPool): inventory hashing (small files batched into one
    * task) and Ed25519 checks off the main thread. Absent, the rules hash and verify inline.

@@ -24,7 +24,7 @@ export const postProofMutationInputs: InputsOf = (facts) => ({
 export const postProofMutation: ContentRule = async (facts, env) => {
   if (env.realRoot === null) return [];
   const proofPath = facts.config.artifactByNode.prove;
-  const proof = await loadDocument<Proof>(env.realRoot, proofPath, PROOF_SCHEMA_ID);
+  const proof = await loadDocument<Proof>(env.realRoot, proofPath, PROOF_SCHEMA_ID, env.verified);
   if (!proof.ok) return [`${proofPath} is missing or invalid, so the proven commit is unknown`];
   const subject = proof.value.subject;
   if (!subject) return [`${proofPath} does not name the commit it proved (subject.commit)`];
@@ -42,7 +42,7 @@ export const postProofMutation: ContentRule = async (facts, env) => {
     );
   }
 
-  const packet = await loadJson(env.realRoot, PACKET_PATH);
+  const packet = await loadJson(env.realRoot, PACKET_PATH, env.verified);
   if (packet.kind === 'ok' && schemaIdOf(packet.value) === RUN_PACKET_V3_ID) {
     const commit = (packet.value as Partial<RunPacketV3>).subject?.commit;
     if (commit !== subject.commit)

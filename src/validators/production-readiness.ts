@@ -25,7 +25,7 @@ export const productionReadiness: ContentRule = async (facts, env) => {
   const path = facts.config.artifactByNode[id];
   const expected = facts.config.requiredNodes.includes(id) && facts.state.nodes[id].state !== 'skipped';
   if (env.realRoot === null) return expected ? [`${path} cannot be read: the run has no artifact root`] : [];
-  const loaded = await loadJson(env.realRoot, path);
+  const loaded = await loadJson(env.realRoot, path, env.verified);
   if (loaded.kind === 'missing') return expected ? [`${path} is missing`] : [];
   if (loaded.kind === 'error') return [loaded.problem];
   const schema = schemaIdOf(loaded.value);

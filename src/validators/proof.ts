@@ -13,7 +13,7 @@ export const proofInputs: InputsOf = (facts) => ({ files: [facts.config.artifact
 export const proofRule: ContentRule = async (facts, env) => {
   const path = facts.config.artifactByNode.prove;
   if (env.realRoot === null) return [`${path} cannot be read: the run has no artifact root`];
-  const doc = await loadDocument<Proof>(env.realRoot, path, PROOF_SCHEMA_ID);
+  const doc = await loadDocument<Proof>(env.realRoot, path, PROOF_SCHEMA_ID, env.verified);
   if (!doc.ok) return doc.problems;
   const proof = doc.value;
   const problems: string[] = [];

@@ -3,10 +3,11 @@ import { loadJson, schemaProblems } from './documents.js';
 import { evidenceBundle, evidenceBundleDigest, reviewSigningBytes } from './evidence.js';
 import type { ContentRule } from './facts.js';
 import type { InputsOf } from './inputs.js';
-import { buildInventory, comparePaths, inventoryDrift } from './inventory.js';
+import { buildInventory, comparePaths, type Inventory, inventoryDrift, isPostReview } from './inventory.js';
 import { REVIEW_PATH } from './review.js';
 import { verifyEd25519 } from './signature.js';
 import { loadTrustStore } from './trust-store.js';
+import { changedWhileChecked, unverifiedRead, type VerifiedDigests } from './verified-bytes.js';
 
 /** The review, an inventory of the whole root, and the trust store committed at HEAD. */
 export const reviewSignatureInputs: InputsOf = () => ({
@@ -24,7 +25,7 @@ export const reviewSignatureInputs: InputsOf = () => ({
  */
 export const reviewSignature: ContentRule = async (facts, env) => {
   if (env.realRoot === null) return ['the review signature cannot be checked: the run has no artifact root'];
-  const loaded = await loadJson(env.realRoot, REVIEW_PATH);
+  const loaded = await loadJson(env.realRoot, REVIEW_PATH, env.verified);
   if (loaded.kind !== 'ok' || schemaProblems(REVIEW_PATH, REVIEW_SCHEMA_ID, loaded.value).length > 0) {
     return [`the signature of ${REVIEW_PATH} cannot be checked: the review is missing or invalid`];
   }
@@ -71,6 +72,29 @@ export const reviewSignature: ContentRule = async (facts, env) => {
   }
   const current = await buildInventory(env.realRoot, env.workers);
   problems.push(...current.problems);
+  problems.push(...unverifiedEntries(current, env.verified));
   problems.push(...inventoryDrift(signed, current.entries).map((d) => `unsigned evidence change: ${d}`));
   return problems;
 };
+
+/**
+ * The inventory hashes each file once; the drift check decides on those digests, so each must be
+ * the bytes the bridge verified at that path, and a file it verified (outside the post-review
+ * paths) must be listed: hidden from the walk, it would not count as unsigned.
+ */
+function unverifiedEntries(inventory: Inventory, verified: VerifiedDigests | undefined): string[] {
+  if (verified === undefined) return [];
+  const problems: string[] = [];
+  const listed = new Set<string>();
+  for (const e of inventory.entries) {
+    listed.add(e.path);
+    const problem = unverifiedRead(verified, e.path, e.sha256);
+    if (problem !== null) problems.push(problem);
+  }
+  // A walk with problems already fails the rule, and may have stopped early.
+  if (inventory.problems.length > 0) return problems;
+  for (const [path, sha256] of Object.entries(verified)) {
+    if (sha256 !== null && !isPostReview(path) && !listed.has(path)) problems.push(changedWhileChecked(path));
+  }
+  return problems;
+}

@@ -1,9 +1,9 @@
 import { REVIEW_ROLES, REVIEW_SCHEMA_ID, type Review } from '../contract/artifacts/index.js';
-import { claimArtifact } from './artifact-root.js';
 import { loadJson, schemaProblems } from './documents.js';
 import type { ContentRule } from './facts.js';
 import type { InputsOf } from './inputs.js';
 import { selfDeclaredTrust } from './json-scan.js';
+import { type VerifiedDigests, verifiedDigest } from './verified-bytes.js';
 
 export const REVIEW_PATH = 'review/review.json';
 const IDENTITY_FIELDS = ['actorId', 'sessionId', 'executionId'] as const;
@@ -19,7 +19,7 @@ export const reviewInputs: InputsOf = () => ({ files: [REVIEW_PATH], documents: 
  */
 export const reviewRule: ContentRule = async (facts, env) => {
   if (env.realRoot === null) return [`${REVIEW_PATH} cannot be read: the run has no artifact root`];
-  const loaded = await loadJson(env.realRoot, REVIEW_PATH);
+  const loaded = await loadJson(env.realRoot, REVIEW_PATH, env.verified);
   if (loaded.kind === 'missing') return [`${REVIEW_PATH} is missing`];
   if (loaded.kind === 'error') return [loaded.problem];
   const problems = selfDeclaredTrust(loaded.value).map(
@@ -31,7 +31,7 @@ export const reviewRule: ContentRule = async (facts, env) => {
   if (review.runId !== facts.runId) problems.push(`${REVIEW_PATH} runId ${review.runId} is not this run`);
   if (review.verdict !== 'approved') problems.push(`the review verdict is ${review.verdict}`);
   problems.push(...collapsedRoles(review));
-  problems.push(...(await evidenceBindings(review, facts.config.artifactByNode, env.realRoot)));
+  problems.push(...(await evidenceBindings(review, facts.config.artifactByNode, env.realRoot, env.verified)));
   return problems;
 };
 
@@ -53,6 +53,7 @@ async function evidenceBindings(
   review: Review,
   artifactByNode: Readonly<Record<string, string>>,
   root: string,
+  verified: VerifiedDigests | undefined,
 ): Promise<string[]> {
   const problems: string[] = [];
   const need: [(typeof REVIEW_ROLES)[number], string][] = [
@@ -67,9 +68,9 @@ async function evidenceBindings(
   }
   for (const role of REVIEW_ROLES) {
     for (const ref of review.roster[role].evidence) {
-      const current = await claimArtifact(root, ref.path).catch((err: Error) => err);
+      const current = await verifiedDigest(root, ref.path, verified);
       if (current instanceof Error) problems.push(`the ${role} evidence ${ref.path}: ${current.message}`);
-      else if (current.sha256 !== ref.sha256) {
+      else if (current !== ref.sha256) {
         problems.push(`unsigned evidence change: ${ref.path} bound by the ${role} has changed`);
       }
     }

@@ -7,7 +7,7 @@ export const routeBindingInputs: InputsOf = (facts) => ({ files: [facts.config.a
 /** SPEC completion rule 8: the validated route and its goal are bound to the bridge run ID. */
 export const routeBinding: ContentRule = async (facts, env) => {
   if (env.realRoot === null) return ['the route cannot be read: the run has no artifact root'];
-  const r = await readRoute(facts, env.realRoot);
+  const r = await readRoute(facts, env.realRoot, env.verified);
   if (!r.present) return [`${r.path} is missing`];
   if (!r.route) return r.problems;
   const problems: string[] = [];

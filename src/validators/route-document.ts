@@ -1,6 +1,7 @@
 import { CORRECTIVE_WORK_TYPES, ROUTE_SCHEMA_ID, type Route } from '../contract/artifacts/index.js';
-import { loadJson, schemaProblems } from './documents.js';
+import { type Loaded, loadJson, schemaProblems } from './documents.js';
 import type { RunFacts } from './facts.js';
+import type { VerifiedDigests } from './verified-bytes.js';
 
 /**
  * Reads the configured route artifact. `corrective` is decided fail-closed: a route document that
@@ -11,17 +12,23 @@ export interface RouteRead {
   path: string;
   present: boolean;
   route: Route | null;
+  /** The one read of the route the rest is decided on. */
+  loaded: Loaded;
   problems: string[];
   corrective: boolean;
 }
 
-export async function readRoute(facts: RunFacts, realRoot: string): Promise<RouteRead> {
+export async function readRoute(
+  facts: RunFacts,
+  realRoot: string,
+  verified?: VerifiedDigests,
+): Promise<RouteRead> {
   const path = facts.config.artifactByNode.route;
-  const loaded = await loadJson(realRoot, path);
+  const loaded = await loadJson(realRoot, path, verified);
   if (loaded.kind === 'missing')
-    return { path, present: false, route: null, problems: [], corrective: false };
+    return { path, present: false, route: null, loaded, problems: [], corrective: false };
   if (loaded.kind === 'error') {
-    return { path, present: true, route: null, problems: [loaded.problem], corrective: false };
+    return { path, present: true, route: null, loaded, problems: [loaded.problem], corrective: false };
   }
   const doc = loaded.value as { workType?: unknown; requiresRca?: unknown } | null;
   const corrective =
@@ -34,6 +41,7 @@ export async function readRoute(facts: RunFacts, realRoot: string): Promise<Rout
     path,
     present: true,
     route: problems.length === 0 ? (loaded.value as Route) : null,
+    loaded,
     problems,
     corrective,
   };

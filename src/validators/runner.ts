@@ -107,7 +107,12 @@ export function createFinishLineGate(opts: GateOptions) {
     limit(async () => {
       const request = JSON.stringify({
         facts,
-        env: { realRoot: env.realRoot, repoRoot: env.repoRoot, trustPin: env.trustPin },
+        env: {
+          realRoot: env.realRoot,
+          repoRoot: env.repoRoot,
+          trustPin: env.trustPin,
+          ...(env.verified === undefined ? {} : { verified: env.verified }),
+        },
       });
       const r = await spawnChild(request, [], opts);
       if (r.timedOut) return [TIMEOUT_PROBLEM];

@@ -1,9 +1,9 @@
 import { SELF_HEAL_PROPOSAL_SCHEMA_ID, type SelfHealProposal } from '../contract/artifacts/index.js';
 import { SELF_HEAL_PROPOSAL_PATH } from '../contract/index.js';
-import { claimArtifact } from './artifact-root.js';
 import { loadDocument } from './documents.js';
 import type { ContentRule } from './facts.js';
 import type { InputsOf } from './inputs.js';
+import { verifiedDigest } from './verified-bytes.js';
 
 /**
  * A self-heal resolved by a local proposal: self_heal/pr.json must be a harness.self-heal-proposal.v1
@@ -25,6 +25,7 @@ export const selfHealProposal: ContentRule = async (facts, env) => {
     env.realRoot,
     SELF_HEAL_PROPOSAL_PATH,
     SELF_HEAL_PROPOSAL_SCHEMA_ID,
+    env.verified,
   );
   if (!doc.ok) return doc.problems;
   const problems: string[] = [];
@@ -32,10 +33,9 @@ export const selfHealProposal: ContentRule = async (facts, env) => {
   const patch = doc.value.patch;
   if (patch.path === SELF_HEAL_PROPOSAL_PATH) problems.push('the proposal cannot be its own patch');
   else {
-    const current = await claimArtifact(env.realRoot, patch.path).catch((err: Error) => err);
+    const current = await verifiedDigest(env.realRoot, patch.path, env.verified);
     if (current instanceof Error) problems.push(`proposal patch: ${current.message}`);
-    else if (current.sha256 !== patch.sha256)
-      problems.push(`proposal patch ${patch.path} does not match its hash`);
+    else if (current !== patch.sha256) problems.push(`proposal patch ${patch.path} does not match its hash`);
   }
   return problems;
 };

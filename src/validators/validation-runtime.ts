@@ -22,7 +22,7 @@ export const externalValidationRuntime: ContentRule = async (facts, env) => {
   if (env.realRoot === null) return [];
   const problems: string[] = [];
   for (const path of externalValidationRuntimeInputs(facts).files) {
-    const doc = await loadJson(env.realRoot, path);
+    const doc = await loadJson(env.realRoot, path, env.verified);
     if (doc.kind !== 'ok') continue;
     const hits = scanJson(doc.value, (key, v) => {
       if (key === null) return false;

@@ -23,7 +23,7 @@ export const waiversInputs: InputsOf = (facts) => ({
  */
 export const waivers: ContentRule = async (facts, env) => {
   if (env.realRoot === null) return [];
-  const packet = await loadJson(env.realRoot, PACKET_PATH);
+  const packet = await loadJson(env.realRoot, PACKET_PATH, env.verified);
   const valid =
     packet.kind === 'ok' && schemaProblems(PACKET_PATH, RUN_PACKET_V3_ID, packet.value).length === 0;
   const list = valid ? (packet.value as RunPacketV3).waivers : [];
@@ -44,7 +44,7 @@ export const waivers: ContentRule = async (facts, env) => {
     }
   }
   const layersPath = facts.config.artifactByNode['production-readiness'];
-  const layers = await loadJson(env.realRoot, layersPath);
+  const layers = await loadJson(env.realRoot, layersPath, env.verified);
   if (
     layers.kind === 'ok' &&
     schemaProblems(layersPath, PRODUCTION_READINESS_V2_ID, layers.value).length === 0
