@@ -42,6 +42,13 @@ export const QUARANTINE_REASONS_MAX = 100;
  * and the completed-run verdict is not cached.
  */
 export const NAMED_PATHS_MAX = 10_000;
+/** The verdict cache binds at most this many distinct commit names (an RCA names two, a proof one). */
+export const COMMIT_NAMES_MAX = 4;
+/**
+ * Artifact JSON documents are capped: neither a validator child nor the pool thread that reads
+ * a document's references (src/workers/document-refs.ts) must be exhausted by one file.
+ */
+export const DOCUMENT_MAX_BYTES = 8 * 1024 * 1024;
 export const CREDENTIAL_MIN_BYTES = 32;
 export const MAX_EVENTS_PER_RUN = { default: 100_000, min: 1, max: 1_000_000 } as const;
 export const PROXY_TIMEOUT_MS = { default: 10_000, min: 100, max: 120_000 } as const;

@@ -1,7 +1,6 @@
 import { NAMED_PATHS_MAX } from '../contract/index.js';
 import type { OpenRun } from '../storage/run-files.js';
-import { loadJson } from '../validators/documents.js';
-import { artifactRefPaths } from '../validators/json-scan.js';
+import type { HashPool } from '../workers/pool.js';
 import type { BridgeContext } from './context.js';
 
 /**
@@ -14,20 +13,24 @@ export const REFERENCED_DOCUMENTS = ['run/packet.json', 'review/review.json', 'r
 /**
  * Each artifact path named inside the referenced documents (CONTRACT 6: "paths named inside the
  * packet, review and rca documents"), with the first document naming it. A document that is
- * missing or not JSON names nothing; its own bytes are still scanned. Past NAMED_PATHS_MAX paths
- * together, none is kept: a document of 8 MiB can name some 300000, and checking (and reporting)
- * each would let one document set the cost and the size of every answer about the run; the run
- * gets one problem instead, so it can neither complete nor stay completed.
+ * missing, too large or not JSON names nothing; its own bytes are still scanned. Past
+ * NAMED_PATHS_MAX paths together, none is kept: a document of 8 MiB can name some 300000, and
+ * checking (and reporting) each would let one document set the cost and the size of every answer
+ * about the run; the run gets one problem instead, so it can neither complete nor stay completed.
+ * The documents are read and parsed in the pool (HashPool.documentRefs), never on this thread.
  */
-async function namedPaths(root: string): Promise<{ named: Map<string, string>; tooMany: string | null }> {
+async function namedPaths(
+  pool: HashPool,
+  root: string,
+): Promise<{ named: Map<string, string>; tooMany: string | null }> {
   const named = new Map<string, string>();
-  for (const doc of REFERENCED_DOCUMENTS) {
-    const loaded = await loadJson(root, doc);
-    if (loaded.kind !== 'ok') continue;
-    const paths = artifactRefPaths(loaded.value);
-    for (const path of paths) if (!named.has(path)) named.set(path, doc);
-    if (named.size > NAMED_PATHS_MAX) {
-      const who = paths.length > NAMED_PATHS_MAX ? `${doc} names` : 'the packet, review and rca name';
+  const refs = await pool.documentRefs(root, REFERENCED_DOCUMENTS);
+  for (const [i, { paths }] of refs.entries()) {
+    const doc = REFERENCED_DOCUMENTS[i] as string;
+    // null: this document alone names more than NAMED_PATHS_MAX.
+    for (const path of paths ?? []) if (!named.has(path)) named.set(path, doc);
+    if (paths === null || named.size > NAMED_PATHS_MAX) {
+      const who = paths === null ? `${doc} names` : 'the packet, review and rca name';
       return { named: new Map(), tooMany: `${who} more than ${NAMED_PATHS_MAX} artifact paths` };
     }
   }
@@ -65,7 +68,7 @@ export async function checkArtifacts(
   if (root === null) return { digests, problems };
   const needles = [ctx.env.accessToken, ctx.env.humanToken, ctx.env.integrityKey.toString('utf8')];
   const claimed = run.state.artifacts;
-  const { named, tooMany } = await namedPaths(root);
+  const { named, tooMany } = await namedPaths(ctx.pool, root);
   if (tooMany !== null) problems.push(tooMany);
   const paths = [...new Set([...Object.keys(claimed), ...REFERENCED_DOCUMENTS, ...named.keys()])];
   const expected = Object.fromEntries(Object.values(claimed).map((a) => [a.path, a.sha256]));

@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
 import { lstat } from 'node:fs/promises';
 import { sep } from 'node:path';
-import { artifactPathProblems, NAMED_PATHS_MAX } from '../contract/index.js';
+import { artifactPathProblems, COMMIT_NAMES_MAX, NAMED_PATHS_MAX } from '../contract/index.js';
 import type { OpenRun } from '../storage/run-files.js';
-import { loadJson } from '../validators/documents.js';
 import { validatorInputs } from '../validators/finish-line.js';
 import {
   commitExists,
@@ -14,8 +13,8 @@ import {
   workingTreeStatus,
 } from '../validators/git.js';
 import type { ValidatorInputs } from '../validators/inputs.js';
-import { artifactRefPaths, commitNames } from '../validators/json-scan.js';
 import { trustStorePath } from '../validators/trust-store.js';
+import { type DocumentRefsReader, documentRefsHere } from '../workers/document-refs.js';
 import type { HashPool } from '../workers/pool.js';
 import { factsOf } from './completion.js';
 
@@ -47,9 +46,7 @@ import { factsOf } from './completion.js';
  * answered from the cache) when an identity or the repository state cannot be taken, the
  * documents name more than NAMED_PATHS_MAX paths, or the inventory cannot be walked.
  */
-export { NAMED_PATHS_MAX } from '../contract/index.js';
-/** At most this many distinct commit names are bound (an RCA names two, a proof one). */
-export const COMMIT_NAMES_MAX = 4;
+export { COMMIT_NAMES_MAX, NAMED_PATHS_MAX } from '../contract/index.js';
 
 export interface BoundFiles {
   /** `<path> <identity>` lines, sorted: a path read by name, or a directory on the way to one. */
@@ -100,15 +97,23 @@ async function bind(root: string, paths: readonly string[], into: Map<string, Pr
   await Promise.all(into.values());
 }
 
-/** The identities of every file the rules read by name, and of every path their documents name. */
-export async function boundFiles(root: string, inputs: ValidatorInputs): Promise<BoundFiles> {
+/**
+ * The identities of every file the rules read by name, and of every path their documents name.
+ * The documents are read by `refs`: the server passes the pool's reader, so none is parsed on the
+ * main thread.
+ */
+export async function boundFiles(
+  root: string,
+  inputs: ValidatorInputs,
+  refs: DocumentRefsReader = documentRefsHere,
+): Promise<BoundFiles> {
   const bound = new Map<string, Promise<string>>();
   await bind(root, inputs.files, bound);
   // Read after the documents' identities were taken: a later change to one moves its identity.
   const named = new Set<string>();
-  for (const doc of inputs.documents) {
-    const loaded = await loadJson(root, doc);
-    if (loaded.kind === 'ok') for (const p of artifactRefPaths(loaded.value)) named.add(p);
+  for (const { paths } of await refs(root, inputs.documents)) {
+    if (paths === null) throw new RangeError('a document names too many paths to bind');
+    for (const p of paths) named.add(p);
   }
   if (named.size > NAMED_PATHS_MAX) throw new RangeError('the documents name too many paths to bind');
   await bind(root, [...named].sort(), bound);
@@ -155,12 +160,14 @@ async function workingTreeState(repoRoot: string, realRoot: string): Promise<str
  * taken): whether each names a commit, and for two names of one document whether the first is an
  * ancestor of the second, exactly the queries the rules make.
  */
-async function commitsState(repoRoot: string, root: string, documents: readonly string[]) {
-  const perDocument: string[][] = [];
-  for (const doc of documents) {
-    const loaded = await loadJson(root, doc);
-    perDocument.push(loaded.kind === 'ok' ? commitNames(loaded.value) : []);
-  }
+async function commitsState(
+  repoRoot: string,
+  root: string,
+  documents: readonly string[],
+  refs: DocumentRefsReader,
+) {
+  // At most COMMIT_NAMES_MAX + 1 names per document: one more than the bound already refuses.
+  const perDocument = (await refs(root, documents)).map((r) => r.commits);
   const names = [...new Set(perDocument.flat())].sort();
   if (names.length > COMMIT_NAMES_MAX) throw new RangeError('the documents name too many commits to bind');
   const present = new Map(
@@ -190,12 +197,13 @@ export async function repositoryState(
   root: string,
   reads: RepositoryInputs,
   afterRootBound: Promise<unknown> = Promise.resolve(),
+  refs: DocumentRefsReader = documentRefsHere,
 ): Promise<string[]> {
   const parts = await Promise.all([
     reads.trustStore ? trustStoreState(repoRoot) : [],
     reads.workingTree ? workingTreeState(repoRoot, root) : [],
     reads.commitsNamedIn.length > 0
-      ? afterRootBound.then(() => commitsState(repoRoot, root, reads.commitsNamedIn))
+      ? afterRootBound.then(() => commitsState(repoRoot, root, reads.commitsNamedIn, refs))
       : [],
   ]);
   return parts.flat().sort();
@@ -211,13 +219,14 @@ export async function verdictInputsDigest(
   if (root === null) return 'no-artifact-root';
   const inputs = validatorInputs(factsOf(run));
   const hash = createHash('sha256').update('harness.verdict-inputs.v2\n');
+  const refs: DocumentRefsReader = (r, paths) => pool.documentRefs(r, paths);
   // The documents naming commits are read once the root's identities are taken.
   const rootBound = inputs.enumeratesRoot
     ? pool.statInventory(root).then((inventory) => (inventory === null ? null : [`inventory ${inventory}`]))
-    : boundFiles(root, inputs).then((b) => b.lines.map((l) => `by-name ${l}`));
+    : boundFiles(root, inputs, refs).then((b) => b.lines.map((l) => `by-name ${l}`));
   const [rootLines, repository] = await Promise.all([
     rootBound,
-    repositoryState(repoRoot, root, inputs.repository, rootBound),
+    repositoryState(repoRoot, root, inputs.repository, rootBound, refs),
   ]);
   if (rootLines === null) return null;
   for (const line of rootLines) hash.update(`${line}\n`);

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { checkerFor } from '../contract/artifacts/index.js';
+import { DOCUMENT_MAX_BYTES } from '../contract/index.js';
 import { ArtifactError, readArtifact } from './artifact-root.js';
 import { unverifiedRead, type VerifiedDigests } from './verified-bytes.js';
 
-/** Artifact JSON documents are capped: a validator child must not be exhausted by one file. */
-export const DOCUMENT_MAX_BYTES = 8 * 1024 * 1024;
+export { DOCUMENT_MAX_BYTES } from '../contract/index.js';
 
 export type Loaded =
   | { kind: 'ok'; value: unknown; sha256: string; bytes: Buffer }

@@ -7,8 +7,11 @@ import { INLINE_HASH_MAX_BYTES } from '../contract/index.js';
 import type { DescriptorHasher, OpenedArtifact } from '../validators/artifact-root.js';
 import { inlineHasher } from '../validators/artifact-root.js';
 import type { VerifyResult, VerifyTask } from '../validators/signature.js';
+import { DocumentRefsCache } from './document-cache.js';
+import { type DocumentRefs, type DocumentScan, NAMES_NOTHING } from './document-refs.js';
 import { type ClaimResult, type HashResult, hashDescriptor, type WorkerTask } from './tasks.js';
 
+export type { DocumentRefs } from './document-refs.js';
 export type { ClaimResult } from './tasks.js';
 
 /** At most this many paths per claim task; fewer when that leaves threads idle. */
@@ -29,6 +32,8 @@ export class HashPool {
    * digests mean equal bytes, so an unchanged artifact is not scanned again (it is re-hashed).
    */
   private readonly cleanScans = new Set<string>();
+  /** The references of agent-written documents by content digest (document-cache.ts). */
+  readonly documents = new DocumentRefsCache();
 
   constructor(readonly threads: number = Math.min(4, availableParallelism())) {
     // No thread is kept while nothing is hashed (an idle isolate is about 18 MiB of RSS, which
@@ -115,6 +120,33 @@ export class HashPool {
   async statInventory(realRoot: string): Promise<string | null> {
     const task: WorkerTask = { op: 'stat-inventory', root: realRoot };
     return ((await this.pool.run(task)) as string | null) ?? null;
+  }
+
+  /**
+   * The artifact paths and commit names each document names (in `paths` order), read, hashed and
+   * parsed in pool threads, never on the main thread: a document is agent-written and can be
+   * shaped to take a second to parse. Bytes whose digest the cache holds are hashed, not parsed.
+   */
+  async documentRefs(realRoot: string, paths: readonly string[]): Promise<DocumentRefs[]> {
+    const scan = async (path: string, known: string[]): Promise<DocumentScan> =>
+      (await this.pool.run({
+        op: 'document-refs',
+        root: realRoot,
+        path,
+        known,
+      } satisfies WorkerTask)) as DocumentScan;
+    return Promise.all(
+      paths.map(async (path) => {
+        let r = await scan(path, this.documents.digests());
+        if (r.sha256 !== null && r.refs === null) {
+          const cached = this.documents.get(r.sha256);
+          if (cached) return cached;
+          r = await scan(path, []); // evicted while the task ran: parse it after all
+        }
+        if (r.sha256 !== null && r.refs !== null) this.documents.set(r.sha256, r.refs);
+        return r.refs ?? NAMES_NOTHING;
+      }),
+    );
   }
 
   get figures(): { threads: number; queued: number; completed: number } {

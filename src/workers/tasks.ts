@@ -3,6 +3,7 @@ import { closeSync, readSync } from 'node:fs';
 import { openArtifactSync } from '../validators/artifact-open-sync.js';
 import { ArtifactError } from '../validators/artifact-root.js';
 import { type VerifyResult, type VerifyTask, verifyEd25519 } from '../validators/signature.js';
+import { type DocumentScan, scanDocument } from './document-refs.js';
 import { statInventoryDigest } from './stat-inventory.js';
 
 /**
@@ -101,10 +102,17 @@ export type WorkerTask =
   /** Ed25519 verification (pure; the payload arrives as a Uint8Array copy). */
   | { op: 'verify-ed25519'; verify: VerifyTask }
   /** The lstat inventory digest of an artifact root (stat-inventory.ts). */
-  | { op: 'stat-inventory'; root: string };
+  | { op: 'stat-inventory'; root: string }
+  /**
+   * Reads, hashes and parses one agent-written document (document-refs.ts); `known` are the
+   * digests whose references the main thread already holds, so those bytes are not parsed.
+   */
+  | { op: 'document-refs'; root: string; path: string; known: string[] };
 
 /** Piscina entry point: one task may carry many small files (batched) or one large one. */
-export default function run(task: WorkerTask): HashResult[] | ClaimResult[] | VerifyResult | string | null {
+export default function run(
+  task: WorkerTask,
+): HashResult[] | ClaimResult[] | VerifyResult | DocumentScan | string | null {
   switch (task.op) {
     case 'hash':
       return task.fds.map((fd) => hashDescriptor(fd, task.needles));
@@ -114,6 +122,8 @@ export default function run(task: WorkerTask): HashResult[] | ClaimResult[] | Ve
       return verifyEd25519(task.verify);
     case 'stat-inventory':
       return statInventoryDigest(task.root);
+    case 'document-refs':
+      return scanDocument(task.root, task.path, new Set(task.known));
     default:
       return [];
   }

@@ -1,0 +1,92 @@
+import { createHash } from 'node:crypto';
+import { closeSync, readSync } from 'node:fs';
+import { COMMIT_NAMES_MAX, DOCUMENT_MAX_BYTES, NAMED_PATHS_MAX } from '../contract/index.js';
+import { openArtifactSync } from '../validators/artifact-open-sync.js';
+import { artifactRefPaths, commitNames } from '../validators/json-scan.js';
+
+/**
+ * What the bridge itself reads from an agent-written document (the run packet, review and RCA):
+ * the artifact paths it names and the commit names it carries. The document is attacker-shaped
+ * (8 MiB of nested arrays takes a second to parse), so it is read, hashed and parsed only here,
+ * inside a pool thread, and only this bounded summary crosses back to the main thread.
+ */
+export interface DocumentRefs {
+  /**
+   * Every distinct `{path, sha256}` reference path, or null when there are more than
+   * NAMED_PATHS_MAX (the caller's verdict needs no more than that fact).
+   */
+  paths: string[] | null;
+  /** The commit names (sorted), at most COMMIT_NAMES_MAX + 1: one more already means too many. */
+  commits: string[];
+}
+
+/** A document that is missing, unreadable, escaping, too large or not JSON names nothing. */
+export const NAMES_NOTHING: DocumentRefs = Object.freeze({ paths: [], commits: [] }) as DocumentRefs;
+
+/**
+ * One document as a task reports it: its digest when it could be read (null: it names nothing),
+ * and its references, or null when the caller already holds them for this digest.
+ */
+export interface DocumentScan {
+  path: string;
+  sha256: string | null;
+  refs: DocumentRefs | null;
+}
+
+/** The references of a document's parsed value: what the digest cache keeps. */
+export function refsOf(value: unknown): DocumentRefs {
+  const paths = artifactRefPaths(value);
+  return {
+    paths: paths.length > NAMED_PATHS_MAX ? null : paths,
+    commits: commitNames(value).slice(0, COMMIT_NAMES_MAX + 1),
+  };
+}
+
+/**
+ * Opens `relPath` with every no-link check of openArtifactSync, reads it whole (at most
+ * DOCUMENT_MAX_BYTES, the cap loadJson applies), hashes it and, unless its digest is in `known`,
+ * parses it. Only call it inside a worker: it blocks its thread for as long as the parse takes.
+ */
+export function scanDocument(root: string, relPath: string, known: ReadonlySet<string>): DocumentScan {
+  let opened: ReturnType<typeof openArtifactSync>;
+  try {
+    opened = openArtifactSync(root, relPath);
+  } catch {
+    return { path: relPath, sha256: null, refs: NAMES_NOTHING };
+  }
+  let bytes: Buffer;
+  try {
+    if (opened.size > DOCUMENT_MAX_BYTES) return { path: relPath, sha256: null, refs: NAMES_NOTHING };
+    const buf = Buffer.alloc(opened.size);
+    let position = 0;
+    while (position < opened.size) {
+      const n = readSync(opened.fd, buf, position, opened.size - position, position);
+      if (n === 0) break;
+      position += n;
+    }
+    bytes = buf.subarray(0, position);
+  } catch {
+    return { path: relPath, sha256: null, refs: NAMES_NOTHING };
+  } finally {
+    closeSync(opened.fd);
+  }
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  if (known.has(sha256)) return { path: relPath, sha256, refs: null };
+  let value: unknown;
+  try {
+    value = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return { path: relPath, sha256, refs: NAMES_NOTHING };
+  }
+  return { path: relPath, sha256, refs: refsOf(value) };
+}
+
+/** Reads the references of documents under a root: HashPool.documentRefs, or documentRefsHere. */
+export type DocumentRefsReader = (root: string, paths: readonly string[]) => Promise<DocumentRefs[]>;
+
+/**
+ * The same reading on the calling thread, for unit tests and offline callers of functions that
+ * take a reader. The server never uses it: it passes the pool's reader.
+ */
+export const documentRefsHere: DocumentRefsReader = async (root, paths) =>
+  paths.map((p) => scanDocument(root, p, new Set()).refs ?? NAMES_NOTHING);
