@@ -3,8 +3,10 @@ import t from 'tap';
 import {
   type ApprovalRecord,
   applyEntry,
+  approvalTextBytes,
   emptyState,
   findPendingApproval,
+  heldApprovalTextBytes,
   type NodeId,
   pendingApprovalCount,
   type RunState,
@@ -15,7 +17,7 @@ import {
  * The pending-approval index beside a run state answers exactly what a scan of `approvals` in
  * request order answers, whenever it is first built (at open, from a snapshot, mid-run) and
  * whatever the journal holds, duplicates of a pending key included (the API refuses them, a
- * replayed journal is taken as it is).
+ * replayed journal is taken as it is), and counts the approval text the state holds.
  */
 const NODES: NodeId[] = ['redzone', 'prove'];
 const OWNERS = ['lead', 'ops'];
@@ -26,6 +28,7 @@ const scanFind = (s: RunState, nodeId: NodeId, owner: string, scope: string): Ap
     (a) => a.status === 'pending' && a.nodeId === nodeId && a.owner === owner && a.scope === scope,
   );
 const scanCount = (s: RunState) => s.approvals.filter((a) => a.status === 'pending').length;
+const scanText = (s: RunState) => s.approvals.reduce((n, a) => n + approvalTextBytes(a.owner, a.scope), 0);
 
 type Step = {
   type: 'approval.requested' | 'approval.granted' | 'approval.denied';
@@ -78,6 +81,8 @@ t.test('the index answers as a scan of approvals, however it was built', async (
         const reference = JSON.parse(JSON.stringify(scanned)) as RunState;
         if (JSON.stringify(indexed.approvals) !== JSON.stringify(reference.approvals)) return false;
         if (pendingApprovalCount(indexed) !== scanCount(reference)) return false;
+        // The approval ceiling's count covers every approval kept, pending or decided.
+        if (heldApprovalTextBytes(indexed) !== scanText(reference)) return false;
         for (const nodeId of NODES)
           for (const owner of OWNERS)
             for (const scope of SCOPES) {

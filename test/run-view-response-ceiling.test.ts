@@ -7,9 +7,11 @@ import { cleanup, ev, startTestBridge, type TestBridge } from './helpers/bridge.
  * forever) and its completion-preview problems (one per pending approval) grow with its history,
  * so the run view bounds them: every pending approval that fits, oldest first, then the newest
  * decided ones, with `approvalsOmitted` counting the rest, and the first problems with one line
- * saying how many more. Each approval here is about 8 KiB, so 150 of them pass 1 MiB.
+ * saying how many more. Each approval here is about 8 KiB: 110 of them stay within the run's
+ * approval ceiling (APPROVAL_TEXT_MAX_BYTES, even with 110 grants) while their view (the
+ * approvals, and a preview problem quoting each pending one) would pass 1 MiB.
  */
-const N = 150;
+const N = 110;
 const owner = 'o'.repeat(4000);
 const scope = (i: number) => `scope-${String(i).padStart(4, '0')}-${'s'.repeat(3980)}`;
 const request = (i: number) =>
@@ -40,7 +42,7 @@ async function post(t: Test, b: TestBridge, runId: string, body: Record<string, 
   t.ok(bytes(r.body) < 64 * 1024, 'the 201 answer carries a summary, never the approvals');
 }
 
-t.test('pending approvals past 1 MiB: the oldest that fit are shown', async (t) => {
+t.test('pending approvals whose view would pass 1 MiB: the oldest that fit are shown', async (t) => {
   const b = await startTestBridge();
   t.teardown(() => cleanup(b));
   for (let i = 0; i < N; i++) await post(t, b, 'pending', request(i));
@@ -69,7 +71,7 @@ t.test('pending approvals past 1 MiB: the oldest that fit are shown', async (t) 
   t.equal(sync.body['run'].approvalsOmitted, run.approvalsOmitted);
 });
 
-t.test('decided approvals past 1 MiB: pending ones and the newest decided are shown', async (t) => {
+t.test('decided approvals past the view budget: pending ones and the newest decided are shown', async (t) => {
   const b = await startTestBridge();
   t.teardown(() => cleanup(b));
   for (let i = 0; i < N; i++) {

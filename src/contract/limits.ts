@@ -57,6 +57,20 @@ export const INLINE_HASH_MAX_BYTES = 64 * 1024;
 /** Pending operations per run before 503 bridge_busy, and across the bridge. */
 export const RUN_QUEUE_MAX = 1024;
 export const GLOBAL_QUEUE_MAX = 8192;
+/**
+ * The approval text one run may hold: the UTF-8 bytes of the owner and scope of every approval it
+ * keeps (pending or decided), plus APPROVAL_RECORD_BYTES per approval for the record and index
+ * entries around them. A request past it is refused with 409 run_history_full; replaying a journal
+ * never is. 1 MiB is some 120 requests at the 4096-character field maximum, or 2000 short ones, far
+ * above what any run asks for, and keeps OPEN_RUN_CACHE open runs within about 512 MiB of approval
+ * state even where the heap holds two bytes per character (docs/configuration.md, Limits).
+ */
+export const APPROVAL_TEXT_MAX_BYTES = 1024 * 1024;
+/**
+ * What each approval counts against APPROVAL_TEXT_MAX_BYTES beyond its text: its record and index
+ * entries measured 250 to 460 bytes (distinct owners each get a map of their own).
+ */
+export const APPROVAL_RECORD_BYTES = 512;
 /** Open runs kept verified in memory. */
 export const OPEN_RUN_CACHE = 256;
 /** Ceilings on the three run files. */

@@ -1,6 +1,7 @@
 import type { EventType, NodeId, NodeState, RunMode } from './enums.js';
 import { NODE_IDS } from './enums.js';
 import type { StoredEvent } from './event.js';
+import { APPROVAL_RECORD_BYTES } from './limits.js';
 import { SELF_HEAL_PROPOSAL_PATH } from './nodes.js';
 
 /** The SHA-256 claim `artifact.written` records in the journal (CONTRACT section 6). */
@@ -130,32 +131,78 @@ const STATE_BY_TYPE: Partial<Record<EventType, NodeState>> = {
  * built once from `approvals` when first needed, then kept in step by `applyEntry`, the one place
  * that changes an approval. An event's lookup and the summary's count then cost the same however
  * many approvals the run has seen (CONTRACT 7: appending costs the same at event 100000 as at 10).
+ * The index is nested by node, owner and scope, keyed by the records' own strings: a key built by
+ * joining them would hold a second copy of up to 8 KiB of agent text per pending approval.
  */
-interface PendingIndex {
-  byKey: Map<string, ApprovalRecord[]>;
+interface ApprovalIndex {
+  pending: Map<NodeId, Map<string, Map<string, ApprovalRecord[]>>>;
   count: number;
+  /** approvalTextBytes of every approval the state keeps, pending or decided. */
+  textBytes: number;
 }
 
-const pendingIndexes = new WeakMap<RunState, PendingIndex>();
+const approvalIndexes = new WeakMap<RunState, ApprovalIndex>();
 
-const approvalKey = (nodeId: NodeId, owner: string, scope: string) => JSON.stringify([nodeId, owner, scope]);
+/** Bytes of `s` in UTF-8 (a lone surrogate counts two). */
+function utf8Bytes(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) n += c >= 0x800 && (c < 0xd800 || c > 0xdfff) ? 2 : 1;
+  }
+  return n;
+}
 
-function pendingIndex(state: RunState): PendingIndex {
-  let index = pendingIndexes.get(state);
+/**
+ * What one approval counts against APPROVAL_TEXT_MAX_BYTES: its owner and scope in UTF-8, and
+ * APPROVAL_RECORD_BYTES for the record that holds them, so many small approvals are bounded too.
+ */
+export function approvalTextBytes(owner: string, scope: string): number {
+  return utf8Bytes(owner) + utf8Bytes(scope) + APPROVAL_RECORD_BYTES;
+}
+
+function approvalIndex(state: RunState): ApprovalIndex {
+  let index = approvalIndexes.get(state);
   if (!index) {
-    index = { byKey: new Map(), count: 0 };
-    for (const a of state.approvals) if (a.status === 'pending') addPending(index, a);
-    pendingIndexes.set(state, index);
+    index = { pending: new Map(), count: 0, textBytes: 0 };
+    for (const a of state.approvals) {
+      index.textBytes += approvalTextBytes(a.owner, a.scope);
+      if (a.status === 'pending') addPending(index, a);
+    }
+    approvalIndexes.set(state, index);
   }
   return index;
 }
 
-function addPending(index: PendingIndex, a: ApprovalRecord): void {
-  const key = approvalKey(a.nodeId, a.owner, a.scope);
-  const queue = index.byKey.get(key);
+function addPending(index: ApprovalIndex, a: ApprovalRecord): void {
+  let byOwner = index.pending.get(a.nodeId);
+  if (!byOwner) {
+    byOwner = new Map();
+    index.pending.set(a.nodeId, byOwner);
+  }
+  let byScope = byOwner.get(a.owner);
+  if (!byScope) {
+    byScope = new Map();
+    byOwner.set(a.owner, byScope);
+  }
+  const queue = byScope.get(a.scope);
   if (queue) queue.push(a);
-  else index.byKey.set(key, [a]);
+  else byScope.set(a.scope, [a]);
   index.count++;
+}
+
+/** Takes the oldest pending approval with this key out of the index, dropping emptied maps. */
+function takePending(index: ApprovalIndex, nodeId: NodeId, owner: string, scope: string) {
+  const byOwner = index.pending.get(nodeId);
+  const byScope = byOwner?.get(owner);
+  const queue = byScope?.get(scope);
+  const pending = queue?.shift();
+  if (!pending) return undefined;
+  index.count--;
+  if (queue?.length === 0) byScope?.delete(scope);
+  if (byScope?.size === 0) byOwner?.delete(owner);
+  if (byOwner?.size === 0) index.pending.delete(nodeId);
+  return pending;
 }
 
 /** The oldest pending approval with this key, as a scan of `approvals` in request order finds it. */
@@ -165,12 +212,20 @@ export function findPendingApproval(
   owner: string,
   scope: string,
 ): ApprovalRecord | undefined {
-  return pendingIndex(state).byKey.get(approvalKey(nodeId, owner, scope))?.[0];
+  return approvalIndex(state).pending.get(nodeId)?.get(owner)?.get(scope)?.[0];
 }
 
 /** How many approvals of the run are pending. */
 export function pendingApprovalCount(state: RunState): number {
-  return pendingIndex(state).count;
+  return approvalIndex(state).count;
+}
+
+/**
+ * The approval text the state holds (approvalTextBytes summed over every approval, pending or
+ * decided): what a new request is measured against APPROVAL_TEXT_MAX_BYTES with.
+ */
+export function heldApprovalTextBytes(state: RunState): number {
+  return approvalIndex(state).textBytes;
 }
 
 /** A verified claim as the run records it: a later write of the same path replaces it whole. */
@@ -215,7 +270,7 @@ export function applyEntry(state: RunState, entry: JournalEntry): void {
 
   switch (event.type) {
     case 'approval.requested': {
-      const index = pendingIndex(state);
+      const index = approvalIndex(state);
       const request: ApprovalRecord = {
         nodeId: event.nodeId,
         owner: event.approvalOwner ?? '',
@@ -227,18 +282,15 @@ export function applyEntry(state: RunState, entry: JournalEntry): void {
         decidedAt: null,
       };
       state.approvals.push(request);
+      index.textBytes += approvalTextBytes(request.owner, request.scope);
       addPending(index, request);
       break;
     }
     case 'approval.granted':
     case 'approval.denied': {
-      const index = pendingIndex(state);
-      const key = approvalKey(event.nodeId, event.approvalOwner ?? '', event.approvalScope ?? '');
-      const queue = index.byKey.get(key);
-      const pending = queue?.shift();
+      const index = approvalIndex(state);
+      const pending = takePending(index, event.nodeId, event.approvalOwner ?? '', event.approvalScope ?? '');
       if (pending) {
-        if (queue?.length === 0) index.byKey.delete(key);
-        index.count--;
         pending.status = event.type === 'approval.granted' ? 'granted' : 'denied';
         pending.decidedSeq = seq;
         pending.decidedAt = event.ts;

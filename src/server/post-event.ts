@@ -7,9 +7,12 @@ import type {
   StoredEvent,
 } from '../contract/index.js';
 import {
+  APPROVAL_TEXT_MAX_BYTES,
+  approvalTextBytes,
   BridgeError,
   EVENT_MAX_BYTES,
   findPendingApproval,
+  heldApprovalTextBytes,
   proposalArtifact,
   SELF_HEAL_PROPOSAL_PATH,
   TEXT_FIELD_MAX,
@@ -179,6 +182,7 @@ async function accept(
       ) {
         throw state('an identical approval is already pending');
       }
+      approvalCeiling(s, incoming);
       break;
     case 'approval.granted':
     case 'approval.denied':
@@ -265,6 +269,23 @@ async function accept(
   const { entry, durable, eventJson } = appended;
   const body = `{"ok":true,"event":${eventViewJson(entry, eventJson)},"seq":${entry.seq},"run":${JSON.stringify(summaryView(run))}}`;
   return { result: { status: 201, body }, durable };
+}
+
+/**
+ * The approval ceiling: the run state keeps every approval's owner and scope (and indexes the
+ * pending ones) while the run is open, so a run may hold at most APPROVAL_TEXT_MAX_BYTES of them.
+ * Like the event and journal ceilings, a full run is continued under a new run ID; replay of a
+ * journal that already holds more (written before the ceiling) is never refused.
+ */
+function approvalCeiling(s: OpenRun['state'], incoming: RunEvent): void {
+  const held = heldApprovalTextBytes(s);
+  const adds = approvalTextBytes(incoming.approvalOwner ?? '', incoming.approvalScope ?? '');
+  if (held + adds <= APPROVAL_TEXT_MAX_BYTES) return;
+  throw new BridgeError(
+    'run_history_full',
+    `the run's approvals are at their ceiling (${APPROVAL_TEXT_MAX_BYTES} bytes of approval owners and scopes); continue under a new run ID`,
+    [`its approvals count ${held} bytes and this request ${adds}`],
+  );
 }
 
 /** The stored event with this id, if any: the index's candidates are confirmed in the journal. */

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import {
+  APPROVAL_TEXT_MAX_BYTES,
   BRIDGE_VERSION,
   CONTRACT_VERSION,
   EVENT_MAX_BYTES,
@@ -72,6 +73,7 @@ export function registerHealthRoute(app: FastifyInstance, ctx: BridgeContext): v
           eventsLimit: EVENTS_LIMIT,
           validatorConcurrency: env.validatorConcurrency,
           ...ctx.store.ceilings,
+          approvalTextMaxBytes: APPROVAL_TEXT_MAX_BYTES,
         },
         cache: { ...ctx.cache },
       };
