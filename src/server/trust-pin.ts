@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import { StartupError } from '../storage/lease.js';
 import { canonicalBytes, sha256Hex } from '../storage/mac.js';
+import { showCommitted } from '../validators/git.js';
 
 /** SPEC "Review and packet artifacts": where the review-trust store lives in a repository. */
 export const TRUST_STORE_PATHS = [
@@ -15,13 +15,9 @@ export function trustStoreDigest(text: string): string {
   return sha256Hex(canonicalBytes(JSON.parse(text)));
 }
 
+/** Through the validators' isolated git: this runs in the bridge process, beside its credentials. */
 async function committed(repoRoot: string, path: string): Promise<string | null> {
-  const r = await execa('git', ['-C', repoRoot, 'show', `HEAD:${path}`], {
-    reject: false,
-    extendEnv: false,
-    env: { PATH: process.env['PATH'] ?? '' },
-  });
-  return r.exitCode === 0 ? r.stdout : null;
+  return (await showCommitted(repoRoot, path))?.toString('utf8') ?? null;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { realpath } from 'node:fs/promises';
 import { isAbsolute, relative, sep } from 'node:path';
 import { execa } from 'execa';
+import { GIT_ISOLATION_ENV } from './git-isolation.js';
 import { childEnvironment } from './runner.js';
 
 /**
@@ -37,7 +38,12 @@ async function git(repoRoot: string, args: string[]) {
     maxBuffer: 16 * 1024 * 1024,
     // Never prompt and never read the user's pager/editor from a hostile config.
     extendEnv: false,
-    env: childEnvironment({ GIT_TERMINAL_PROMPT: '0', GIT_PAGER: 'cat', GIT_OPTIONAL_LOCKS: '0' }),
+    env: childEnvironment({
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_PAGER: 'cat',
+      GIT_OPTIONAL_LOCKS: '0',
+      ...GIT_ISOLATION_ENV,
+    }),
   });
 }
 
