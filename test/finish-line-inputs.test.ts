@@ -224,10 +224,10 @@ async function gitRecorder(t: Test) {
       process.env['PATH'] = path;
     }
     const lines = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
-    // Drop the hardening `-c name=value` pairs in front of the subcommand.
+    // Drop the hardening `-c name=value` pairs and `--git-dir=`/`--work-tree=` before the subcommand.
     return lines.map((l) => {
       const args = l.split('\x1f').slice(0, -1);
-      while (args[0] === '-c') args.splice(0, 2);
+      while (args[0] === '-c' || args[0]?.startsWith('--')) args.splice(0, args[0] === '-c' ? 2 : 1);
       return args;
     });
   };

@@ -145,12 +145,13 @@ async function trustStoreState(repoRoot: string): Promise<string[]> {
  * already modified leaves the status line as it was. Every other path holds HEAD's bytes.
  */
 async function workingTreeState(repoRoot: string, realRoot: string): Promise<string[]> {
-  const { repo, excludeRel } = await workingTreeScope(repoRoot, realRoot);
+  const { repo, top, excludeRel } = await workingTreeScope(repoRoot, realRoot);
+  if (top === null) throw new Error('HARNESS_REPO_ROOT is not in a git work tree');
   const status = await workingTreeStatus(repo, excludeRel);
   const changed = statusChangedPaths(status);
   if (changed.length > NAMED_PATHS_MAX) throw new RangeError('too many working-tree changes to bind');
   const lines = await Promise.all(
-    changed.map(async (p) => `changed ${JSON.stringify(p)} ${await identity(repo, p, 'leaf')}`),
+    changed.map(async (p) => `changed ${JSON.stringify(p)} ${await identity(top, p, 'leaf')}`),
   );
   return [`status ${createHash('sha256').update(status).digest('hex')}`, ...lines];
 }

@@ -1,3 +1,6 @@
+import { lstat, realpath } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+
 /**
  * What isolates the bridge's git calls from the repository the supervised agent writes to
  * (HARNESS_REPO_ROOT): its `.git/config`, refs, index and `.git/info/*` are attacker-controlled,
@@ -18,3 +21,29 @@ export const GIT_ISOLATION_ENV: Readonly<Record<string, string>> = {
   GIT_ALLOW_PROTOCOL: '',
   GIT_NO_LAZY_FETCH: '1',
 };
+
+/**
+ * `--git-dir` and `--work-tree` for the repository that holds `repoRoot`, so that git compares
+ * HARNESS_REPO_ROOT's own files: `core.worktree` in the agent-written config could otherwise point
+ * status and diff at a pristine copy elsewhere (and `core.bare` could hide the work tree). The top
+ * level is found as git's discovery finds it, by the nearest directory at or above `repoRoot`
+ * holding `.git` (a directory, or the gitfile of a linked worktree, which `--git-dir` follows);
+ * `repoRoot` may be a subdirectory of it, and stays the working directory (pathspecs are relative
+ * to it). Empty when there is none: git then runs its own discovery and fails outside a repository.
+ */
+export async function pinnedRepository(repoRoot: string): Promise<{ top: string | null; args: string[] }> {
+  let dir = await realpath(repoRoot).catch(() => null);
+  while (dir !== null) {
+    const dotGit = join(dir, '.git');
+    if (
+      await lstat(dotGit).then(
+        () => true,
+        () => false,
+      )
+    )
+      return { top: dir, args: [`--git-dir=${dotGit}`, `--work-tree=${dir}`] };
+    const up = dirname(dir);
+    dir = up === dir ? null : up;
+  }
+  return { top: null, args: [] };
+}

@@ -1,7 +1,7 @@
 import { realpath } from 'node:fs/promises';
 import { isAbsolute, relative, sep } from 'node:path';
 import { execa } from 'execa';
-import { GIT_ISOLATION_ENV } from './git-isolation.js';
+import { GIT_ISOLATION_ENV, pinnedRepository } from './git-isolation.js';
 import { childEnvironment } from './runner.js';
 
 /**
@@ -29,7 +29,9 @@ async function git(repoRoot: string, args: string[]) {
     '-c',
     'core.hooksPath=/dev/null',
   ];
-  return execa('git', [...hardened, ...args], {
+  // HARNESS_REPO_ROOT's own work tree, whatever core.worktree says (git-isolation.ts).
+  const pinned = await pinnedRepository(repoRoot);
+  return execa('git', [...hardened, ...pinned.args, ...args], {
     cwd: repoRoot,
     reject: false,
     timeout: GIT_TIMEOUT_MS,
@@ -75,17 +77,20 @@ export async function headCommit(repoRoot: string): Promise<string | null> {
 }
 
 /**
- * The repository's real path, and the artifact root relative to it when the root sits inside it:
- * the part of the working tree the post-proof comparison leaves out.
+ * The repository's real path, the top level of its work tree (`repo` itself, or an ancestor when
+ * HARNESS_REPO_ROOT is a subdirectory; null outside a repository), and the artifact root relative
+ * to `repo` when the root sits inside it: the part of the working tree the post-proof comparison
+ * leaves out. Pathspecs are relative to `repo`; the paths git reports are relative to `top`.
  */
 export async function workingTreeScope(
   repoRoot: string,
   realRoot: string,
-): Promise<{ repo: string; excludeRel: string | null }> {
+): Promise<{ repo: string; top: string | null; excludeRel: string | null }> {
   const repo = await realpath(repoRoot).catch(() => repoRoot);
   const rel = relative(repo, realRoot);
   const inside = rel !== '' && !rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel);
-  return { repo, excludeRel: inside ? rel.split(sep).join('/') : null };
+  const { top } = await pinnedRepository(repo);
+  return { repo, top, excludeRel: inside ? rel.split(sep).join('/') : null };
 }
 
 const scopeSpec = (excludeRel: string | null) =>
@@ -104,7 +109,14 @@ export async function changesSince(
   if (!isCommitName(commit)) return null;
   const spec = scopeSpec(excludeRel);
   const diff = await git(repoRoot, ['diff', '--name-only', '-z', '--no-renames', commit, ...spec]);
-  const untracked = await git(repoRoot, ['ls-files', '--others', '--exclude-standard', '-z', ...spec]);
+  const untracked = await git(repoRoot, [
+    'ls-files',
+    '--others',
+    '--exclude-standard',
+    '--full-name',
+    '-z',
+    ...spec,
+  ]);
   if (diff.exitCode !== 0 || untracked.exitCode !== 0) return null;
   const names = (b: Uint8Array) => Buffer.from(b).toString('utf8').split('\0').filter(Boolean);
   return [...names(diff.stdout), ...names(untracked.stdout)];
