@@ -1,4 +1,4 @@
-import { appendFile, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { repositoryState } from '../src/server/verdict-inputs.js';
@@ -51,14 +51,21 @@ t.test('the working tree: every change outside the artifact root moves it', asyn
   t.equal(new Set(seen.map((l) => l.join('\n'))).size, seen.length, 'every step is a new binding');
 });
 
-t.test('the commits an RCA names: a replaced ancestry moves it; no RCA, no git', async (t) => {
-  const f = await buildFixture(t, { commissioned: false });
-  const reads = validatorInputs(f.facts).repository;
-  t.same(reads, { trustStore: false, workingTree: false, commitsNamedIn: ['rca/rca.json'] });
-  const before = await repositoryState(f.repo, f.root, reads);
-  t.match(before, [/^ancestor /, /^ancestor /, /^commit .* present$/, /^commit .* present$/]);
-  await f.git('replace', '--graft', f.postFix);
-  t.not((await repositoryState(f.repo, f.root, reads)).join('\n'), before.join('\n'));
-  const plain = await buildFixture(t, { commissioned: false, corrective: false });
-  t.same(await repositoryState('/nonexistent', plain.root, validatorInputs(plain.facts).repository), []);
-});
+t.test(
+  'the commits an RCA names: a lost commit moves it, a replace ref is not seen; no RCA, no git',
+  async (t) => {
+    const f = await buildFixture(t, { commissioned: false });
+    const reads = validatorInputs(f.facts).repository;
+    t.same(reads, { trustStore: false, workingTree: false, commitsNamedIn: ['rca/rca.json'] });
+    const before = await repositoryState(f.repo, f.root, reads);
+    t.match(before, [/^ancestor /, /^ancestor /, /^commit .* present$/, /^commit .* present$/]);
+    // Replace objects are off for every git call: the rule and the key see the commits as named.
+    await f.git('replace', '--graft', f.postFix);
+    t.same(await repositoryState(f.repo, f.root, reads), before, 'a graft changes neither');
+    const loose = join(f.repo, '.git/objects', f.postFix.slice(0, 2), f.postFix.slice(2));
+    await rm(loose);
+    t.not((await repositoryState(f.repo, f.root, reads)).join('\n'), before.join('\n'));
+    const plain = await buildFixture(t, { commissioned: false, corrective: false });
+    t.same(await repositoryState('/nonexistent', plain.root, validatorInputs(plain.facts).repository), []);
+  },
+);

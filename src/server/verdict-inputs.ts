@@ -9,6 +9,7 @@ import {
   committedObjectId,
   isAncestor,
   statusChangedPaths,
+  uncomparedPaths,
   workingTreeScope,
   workingTreeStatus,
 } from '../validators/git.js';
@@ -140,15 +141,21 @@ async function trustStoreState(repoRoot: string): Promise<string[]> {
 
 /**
  * What changesSince answers for any commit: the status names HEAD, every index change against it
- * (with both object names) and every untracked file outside the artifact root; a path it reports
- * changed in the working tree is bound by its lstat identity too, since a further edit of a file
- * already modified leaves the status line as it was. Every other path holds HEAD's bytes.
+ * (with both object names); every path it reports changed in the working tree, and every path
+ * uncomparedPaths lists (untracked under the committed ignore rules only, ignored untracked
+ * `.gitignore` files, index entries flagged skip-worktree or assume-unchanged), is bound by its
+ * lstat identity, since a further edit of a file already listed leaves the listing as it was.
+ * Every other path holds HEAD's bytes.
  */
 async function workingTreeState(repoRoot: string, realRoot: string): Promise<string[]> {
   const { repo, top, excludeRel } = await workingTreeScope(repoRoot, realRoot);
   if (top === null) throw new Error('HARNESS_REPO_ROOT is not in a git work tree');
-  const status = await workingTreeStatus(repo, excludeRel);
-  const changed = statusChangedPaths(status);
+  const [status, uncompared] = await Promise.all([
+    workingTreeStatus(repo, excludeRel),
+    uncomparedPaths(repo, excludeRel),
+  ]);
+  if (uncompared === null) throw new Error('git cannot list the working tree');
+  const changed = [...new Set([...statusChangedPaths(status), ...uncompared])].sort();
   if (changed.length > NAMED_PATHS_MAX) throw new RangeError('too many working-tree changes to bind');
   const lines = await Promise.all(
     changed.map(async (p) => `changed ${JSON.stringify(p)} ${await identity(top, p, 'leaf')}`),

@@ -16,10 +16,13 @@ import { dirname, join } from 'node:path';
  *   transport at all (git splits it into the one name "", which no transport has), local paths
  *   and bundles included. GIT_NO_LAZY_FETCH (git >= 2.45 documents it; 2.39 honours it too) stops
  *   the fetch before it is attempted.
+ * - refs/replace/* is agent-written: with replace objects on, a later commit can stand in for the
+ *   one a proof names (and its tree would no longer be fixed by its name).
  */
 export const GIT_ISOLATION_ENV: Readonly<Record<string, string>> = {
   GIT_ALLOW_PROTOCOL: '',
   GIT_NO_LAZY_FETCH: '1',
+  GIT_NO_REPLACE_OBJECTS: '1',
 };
 
 /**

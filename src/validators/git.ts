@@ -96,10 +96,12 @@ export async function workingTreeScope(
 const scopeSpec = (excludeRel: string | null) =>
   excludeRel ? ['--', '.', `:(exclude)${excludeRel}`] : ['--', '.'];
 
+const names = (b: Uint8Array) => Buffer.from(b).toString('utf8').split('\0').filter(Boolean);
+
 /**
- * Working-tree changes relative to `commit`: tracked files that differ and untracked files that are
- * not ignored, excluding `excludeRel` (the artifact root when it sits inside the repository).
- * Returns null when git cannot answer (which callers treat as a problem, never a pass).
+ * Working-tree changes relative to `commit`: tracked files that differ, and every path
+ * uncomparedPaths reports, excluding `excludeRel` (the artifact root when it sits inside the
+ * repository). Returns null when git cannot answer (which callers treat as a problem, never a pass).
  */
 export async function changesSince(
   repoRoot: string,
@@ -107,19 +109,41 @@ export async function changesSince(
   excludeRel: string | null,
 ): Promise<string[] | null> {
   if (!isCommitName(commit)) return null;
-  const spec = scopeSpec(excludeRel);
-  const diff = await git(repoRoot, ['diff', '--name-only', '-z', '--no-renames', commit, ...spec]);
-  const untracked = await git(repoRoot, [
-    'ls-files',
-    '--others',
-    '--exclude-standard',
-    '--full-name',
-    '-z',
-    ...spec,
+  const [diff, uncompared] = await Promise.all([
+    git(repoRoot, ['diff', '--name-only', '-z', '--no-renames', commit, ...scopeSpec(excludeRel)]),
+    uncomparedPaths(repoRoot, excludeRel),
   ]);
-  if (diff.exitCode !== 0 || untracked.exitCode !== 0) return null;
-  const names = (b: Uint8Array) => Buffer.from(b).toString('utf8').split('\0').filter(Boolean);
-  return [...names(diff.stdout), ...names(untracked.stdout)];
+  if (diff.exitCode !== 0 || uncompared === null) return null;
+  return [...new Set([...names(diff.stdout), ...uncompared])];
+}
+
+/**
+ * What a diff against a commit cannot show, or shows only on the agent's say-so (the index and
+ * `.git/info` are agent-written), outside `excludeRel`, named from the top level:
+ * - untracked files that the `.gitignore` files in the work tree do not ignore: never
+ *   `.git/info/exclude` nor `core.excludesFile`, which hide files without any commit;
+ * - untracked `.gitignore` files that are ignored (one can ignore itself and what it hides);
+ * - index entries flagged skip-worktree (tag `S`; every path outside a sparse checkout has it) or
+ *   assume-unchanged (a lower-case tag): git neither reads nor compares their files, so each is
+ *   reported whatever its bytes. A repository using sparse checkout cannot pass.
+ * Null when git cannot answer.
+ */
+export async function uncomparedPaths(repoRoot: string, excludeRel: string | null): Promise<string[] | null> {
+  const spec = scopeSpec(excludeRel);
+  const committedRules = ['--exclude-per-directory=.gitignore', '--full-name', '-z'];
+  const [untracked, ignored, tagged] = await Promise.all([
+    git(repoRoot, ['ls-files', '--others', ...committedRules, ...spec]),
+    git(repoRoot, ['ls-files', '--others', '--ignored', '--directory', ...committedRules, ...spec]),
+    git(repoRoot, ['ls-files', '-v', '--full-name', '-z', ...spec]),
+  ]);
+  if (untracked.exitCode !== 0 || ignored.exitCode !== 0 || tagged.exitCode !== 0) return null;
+  const paths = names(untracked.stdout);
+  for (const p of names(ignored.stdout)) if (p === '.gitignore' || p.endsWith('/.gitignore')) paths.push(p);
+  for (const entry of names(tagged.stdout)) {
+    const tag = entry.slice(0, 1);
+    if (tag === 'S' || tag !== tag.toUpperCase()) paths.push(entry.slice(2));
+  }
+  return paths;
 }
 
 /**

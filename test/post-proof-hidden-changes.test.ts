@@ -1,0 +1,107 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import { repositoryState } from '../src/server/verdict-inputs.js';
+import { commissionedRun, completed } from './helpers/commissioned-run.js';
+import { buildFixture, type Fixture, failing } from './helpers/finish-line-fixture.js';
+
+/**
+ * SPEC rule 9 "post-proof application mutation cannot close the run", against an agent that also
+ * controls the state git's own comparison trusts: index flags, replace refs and the local ignore
+ * rules. Each trick hides a post-proof change from plain `git status` (the control); the rule must
+ * still refuse, and the verdict cache key (which a completed-run read consults) must move.
+ */
+const EVIL = 'export const add = () => 4; // changed after the proof\n';
+
+type Trick = (f: Fixture) => Promise<void>;
+const tricks: [string, Trick][] = [
+  [
+    'skip-worktree on an edited file',
+    async (f) => {
+      await writeFile(join(f.repo, 'app.js'), EVIL);
+      await f.git('update-index', '--skip-worktree', 'app.js');
+    },
+  ],
+  [
+    'assume-unchanged on an edited file',
+    async (f) => {
+      await writeFile(join(f.repo, 'app.js'), EVIL);
+      await f.git('update-index', '--assume-unchanged', 'app.js');
+    },
+  ],
+  [
+    'a new file hidden by .git/info/exclude',
+    async (f) => {
+      await writeFile(join(f.repo, 'backdoor.js'), 'x\n');
+      await writeFile(join(f.repo, '.git/info/exclude'), 'backdoor.js\n');
+    },
+  ],
+  [
+    'a new file hidden by core.excludesFile',
+    async (f) => {
+      await writeFile(join(f.repo, 'backdoor.js'), 'x\n');
+      await writeFile(join(f.repo, '..', 'excludes'), 'backdoor.js\n');
+      await f.git('config', 'core.excludesFile', join(f.repo, '..', 'excludes'));
+    },
+  ],
+  [
+    'a new file hidden by an untracked .gitignore that ignores itself',
+    async (f) => {
+      await writeFile(join(f.repo, 'controls', 'backdoor.js'), 'x\n');
+      await writeFile(join(f.repo, 'controls', '.gitignore'), '.gitignore\nbackdoor.js\n');
+    },
+  ],
+  [
+    'a later commit standing in for the proven one (git replace)',
+    async (f) => {
+      await writeFile(join(f.repo, 'app.js'), EVIL);
+      await f.git('commit', '-q', '-am', 'after proof');
+      const standIn = await f.git('commit-tree', 'HEAD^{tree}', '-p', f.preFix, '-m', 'fix add');
+      await f.git('replace', f.postFix, standIn);
+    },
+  ],
+];
+
+for (const [name, trick] of tricks) {
+  t.test(`${name}: refused, and the cache key moves`, async (t) => {
+    const f = await buildFixture(t);
+    t.same((await f.run()).problems, [], 'the known-good fixture passes');
+    const reads = {
+      trustStore: false,
+      workingTree: true,
+      commitsNamedIn: [f.facts.config.artifactByNode.prove],
+    };
+    const before = await repositoryState(f.repo, f.root, reads);
+    await trick(f);
+    const plain = [
+      await f.git('status', '--porcelain', '--untracked-files=all', '--', '.', ':(exclude)artifacts'),
+      await f.git('diff', '--name-only', f.postFix),
+    ];
+    t.same(plain, ['', ''], 'control: plain git shows no change since the proven commit');
+    t.same(failing(await f.run()), ['post-proof-mutation']);
+    t.not((await repositoryState(f.repo, f.root, reads)).join('\n'), before.join('\n'));
+  });
+}
+
+t.test('a completed run: an edit hidden by skip-worktree after a cached read misses the cache', async (t) => {
+  const c = await commissionedRun(t);
+  await completed(t, c);
+  t.equal((await c.b.req('GET', `/runs/${c.f.runId}`)).body.run.status, 'completed', 'a cached read');
+  const before = (await c.b.req('GET', '/health')).body.cache;
+  await writeFile(join(c.f.repo, 'app.js'), 'export const add = (a, b) => a - b;\n');
+  await c.f.git('update-index', '--skip-worktree', 'app.js');
+  t.equal(await c.f.git('status', '--porcelain', '--', 'app.js'), '', 'control: git status shows nothing');
+  const got = await c.b.req('GET', `/runs/${c.f.runId}`);
+  t.equal(got.body.run.status, 'quarantined');
+  t.match(got.body.run.quarantine.reasons, [/application changed after proof .*app\.js/]);
+  const after = (await c.b.req('GET', '/health')).body.cache;
+  t.equal(after.executions, before.executions + 1, 'the read ran the validators: not a cache hit');
+});
+
+t.test('a sparse checkout cannot pass: each path outside it is reported', async (t) => {
+  const f = await buildFixture(t);
+  await f.git('sparse-checkout', 'set', '--no-cone', '/controls/');
+  const r = await f.run();
+  t.same(failing(r), ['post-proof-mutation']);
+  t.match(r.problems.join('\n'), /application changed after proof .*app\.js/);
+});
