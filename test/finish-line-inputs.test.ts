@@ -251,7 +251,7 @@ t.test('every git command a rule runs is a repository read it declares', async (
         if (sub === 'show') t.equal(declared.trustStore, true, `${name}: git show ${args.join(' ')}`);
         else if (sub === 'diff' || sub === 'ls-files')
           t.equal(declared.workingTree, true, `${name}: git ${sub} compares the working tree`);
-        else if (sub === 'cat-file' || sub === 'merge-base')
+        else if (sub === 'cat-file' || sub === 'merge-base' || sub === 'rev-parse')
           t.ok(
             names.length > 0 && names.every((n) => named.has(n)),
             `${name}: git ${sub} looks up commits named in ${JSON.stringify(declared.commitsNamedIn)}`,
@@ -265,6 +265,7 @@ t.test('every git command a rule runs is a repository read it declares', async (
     [
       'corrective-work cat-file',
       'corrective-work merge-base',
+      'corrective-work rev-parse',
       'post-proof-mutation diff',
       'post-proof-mutation ls-files',
       'review-signature show',

@@ -1,7 +1,7 @@
 import { RCA_SCHEMA_ID, type Rca, RUN_PACKET_V3_ID } from '../contract/artifacts/index.js';
 import { loadJson, schemaIdOf, schemaProblems } from './documents.js';
 import type { ContentRule, FinishLineEnv } from './facts.js';
-import { commitExists, isAncestor } from './git.js';
+import { commitExists, isAncestor, treeOf } from './git.js';
 import type { InputsOf } from './inputs.js';
 import { readRoute } from './route-document.js';
 
@@ -83,9 +83,23 @@ async function chainProblems(rca: Rca, runId: string, env: FinishLineEnv): Promi
     if (!(await isAncestor(repoRoot, preFix.commit, postFix.commit))) {
       p.push('the pre-fix commit is not an ancestor of the post-fix commit');
     }
+    p.push(...(await fixChangesSomething(repoRoot, preFix.commit, postFix.commit)));
   }
   p.push(...(await packetBindsCommit(env, postFix.commit)));
   return p;
+}
+
+/**
+ * Corrective work with no work: two commits with one tree (`--allow-empty`, or a change and its
+ * revert) let the self-reported failing and passing phases run the same code.
+ */
+async function fixChangesSomething(repoRoot: string, pre: string, post: string): Promise<string[]> {
+  const [preTree, postTree] = await Promise.all([treeOf(repoRoot, pre), treeOf(repoRoot, post)]);
+  if (preTree === null || postTree === null)
+    return ['the trees of the pre-fix and post-fix commits cannot be read'];
+  return preTree === postTree
+    ? [`the post-fix commit ${post} changes nothing: its tree is the pre-fix commit's tree`]
+    : [];
 }
 
 /** The final packet must name the post-fix commit; a historical v2 packet cannot. */

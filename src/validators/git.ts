@@ -63,6 +63,17 @@ export async function isAncestor(repoRoot: string, ancestor: string, descendant:
   return r.exitCode === 0;
 }
 
+/**
+ * The object name of the tree `commit` records, or null when git cannot name it. With replace
+ * objects off a commit's tree is fixed by the commit's name.
+ */
+export async function treeOf(repoRoot: string, commit: string): Promise<string | null> {
+  if (!isCommitName(commit)) return null;
+  const r = await git(repoRoot, ['rev-parse', '--verify', '--quiet', `${commit}^{tree}`]);
+  const out = Buffer.from(r.stdout).toString('utf8').trim();
+  return r.exitCode === 0 && isCommitName(out) ? out : null;
+}
+
 /** The bytes of `path` in the committed tree at HEAD, or null when it is not committed there. */
 export async function showCommitted(repoRoot: string, path: string): Promise<Buffer | null> {
   const r = await git(repoRoot, ['show', `HEAD:${path}`]);
