@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { repositoryState } from '../src/server/verdict-inputs.js';
 import { validatorInputs } from '../src/validators/finish-line.js';
+import { documentRefsHere } from '../src/workers/document-refs.js';
 import { buildFixture, type Fixture, failing } from './helpers/finish-line-fixture.js';
 
 /**
@@ -49,5 +50,8 @@ t.test('control: a post-fix commit that changes a file passes', async (t) => {
   // The tree is fixed by the commit's name (replace objects off): the key's commit lines cover it.
   const reads = validatorInputs(f.facts).repository;
   t.same(reads.commitsNamedIn, ['rca/rca.json']);
-  t.match((await repositoryState(f.repo, f.root, reads)).join('\n'), /^commit .* present$/m);
+  t.match(
+    (await repositoryState(f.repo, f.root, reads, documentRefsHere)).join('\n'),
+    /^commit .* present$/m,
+  );
 });

@@ -10,6 +10,7 @@ import { loadJson } from '../src/validators/documents.js';
 import { contentRulesFor, runFinishLine, validatorInputs } from '../src/validators/finish-line.js';
 import { commitNames } from '../src/validators/json-scan.js';
 import { verifyEd25519 } from '../src/validators/signature.js';
+import { documentRefsHere } from '../src/workers/document-refs.js';
 import { buildFixture, type Fixture } from './helpers/finish-line-fixture.js';
 
 /**
@@ -90,7 +91,7 @@ async function conforms(t: Test, f: Fixture, expectProblems: string[] = []) {
   const { result, accesses, enumerated } = await recordedRun(f);
   t.same(result.problems, expectProblems, 'the fixture reads as expected');
   const inputs = validatorInputs(f.facts);
-  const bound = new Set((await boundFiles(f.root, inputs)).paths);
+  const bound = new Set((await boundFiles(f.root, inputs, documentRefsHere)).paths);
   t.ok(accesses.length > 0, `the rules read under the root (${accesses.length} calls)`);
   const unbound = accesses.filter((a) => a.fn !== 'opendir' && a.fn !== 'readdir' && !bound.has(a.rel));
   t.same(unbound, [], 'every path a rule reads is bound by the verdict cache key');

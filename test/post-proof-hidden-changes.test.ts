@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { repositoryState } from '../src/server/verdict-inputs.js';
+import { documentRefsHere } from '../src/workers/document-refs.js';
 import { commissionedRun, completed } from './helpers/commissioned-run.js';
 import { buildFixture, type Fixture, failing } from './helpers/finish-line-fixture.js';
 
@@ -71,7 +72,7 @@ for (const [name, trick] of tricks) {
       workingTree: true,
       commitsNamedIn: [f.facts.config.artifactByNode.prove],
     };
-    const before = await repositoryState(f.repo, f.root, reads);
+    const before = await repositoryState(f.repo, f.root, reads, documentRefsHere);
     await trick(f);
     const plain = [
       await f.git('status', '--porcelain', '--untracked-files=all', '--', '.', ':(exclude)artifacts'),
@@ -79,7 +80,7 @@ for (const [name, trick] of tricks) {
     ];
     t.same(plain, ['', ''], 'control: plain git shows no change since the proven commit');
     t.same(failing(await f.run()), ['post-proof-mutation']);
-    t.not((await repositoryState(f.repo, f.root, reads)).join('\n'), before.join('\n'));
+    t.not((await repositoryState(f.repo, f.root, reads, documentRefsHere)).join('\n'), before.join('\n'));
   });
 }
 

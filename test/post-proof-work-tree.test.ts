@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { repositoryState } from '../src/server/verdict-inputs.js';
 import { changesSince } from '../src/validators/git.js';
+import { documentRefsHere } from '../src/workers/document-refs.js';
 import { buildFixture, failing } from './helpers/finish-line-fixture.js';
 
 /**
@@ -45,8 +46,8 @@ t.test('HARNESS_REPO_ROOT in a subdirectory: its part of the tree, named from th
   await writeFile(join(sub, 'new.js'), 'new\n');
   t.same((await changesSince(sub, head, null))?.sort(), ['pkg/lib.js', 'pkg/new.js']);
   // A second edit of a file already changed keeps its status line: its identity must move the key.
-  const before = await repositoryState(sub, f.root, reads);
+  const before = await repositoryState(sub, f.root, reads, documentRefsHere);
   t.match(before.join('\n'), /changed "pkg\/lib\.js" f /, 'bound at its path under the top level');
   await writeFile(join(sub, 'lib.js'), 'export const x = 3; // and again\n');
-  t.not((await repositoryState(sub, f.root, reads)).join('\n'), before.join('\n'));
+  t.not((await repositoryState(sub, f.root, reads, documentRefsHere)).join('\n'), before.join('\n'));
 });

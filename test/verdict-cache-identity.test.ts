@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { boundFiles, NAMED_PATHS_MAX } from '../src/server/verdict-inputs.js';
 import type { ValidatorInputs } from '../src/validators/inputs.js';
+import { documentRefsHere } from '../src/workers/document-refs.js';
 
 /**
  * What the verdict cache key binds for the files validators read by name (verdict-inputs.ts):
@@ -26,7 +27,7 @@ const inputs: ValidatorInputs = {
   enumeratesRoot: false,
   repository: { trustStore: false, workingTree: false, commitsNamedIn: [] },
 };
-const lines = async (root: string, i = inputs) => (await boundFiles(root, i)).lines;
+const lines = async (root: string, i = inputs) => (await boundFiles(root, i, documentRefsHere)).lines;
 
 t.test('files no rule reads by name do not move the binding', async (t) => {
   const root = await tree(t);
@@ -36,7 +37,7 @@ t.test('files no rule reads by name do not move the binding', async (t) => {
   await writeFile(join(root, 'notes/x.md'), 'elsewhere');
   t.same(await lines(root), before);
   t.same(
-    (await boundFiles(root, inputs)).paths,
+    (await boundFiles(root, inputs, documentRefsHere)).paths,
     ['', 'rca', 'rca/rca.json', 'run', 'run/packet.json', 'run/route.json', 'x', 'x/named.md'],
     'the root, each input, each path the packet names, and the directories on the way',
   );
@@ -92,5 +93,5 @@ t.test('documents naming more paths than NAMED_PATHS_MAX give no binding (no cac
   const root = await tree(t);
   const refs = Array.from({ length: NAMED_PATHS_MAX + 1 }, (_, i) => ({ path: `n/${i}`, sha256: 'a' }));
   await writeFile(join(root, 'run/packet.json'), JSON.stringify({ refs }));
-  await t.rejects(boundFiles(root, inputs), RangeError);
+  await t.rejects(boundFiles(root, inputs, documentRefsHere), RangeError);
 });

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { repositoryState } from '../src/server/verdict-inputs.js';
 import { validatorInputs } from '../src/validators/finish-line.js';
+import { documentRefsHere } from '../src/workers/document-refs.js';
 import { buildFixture, type Fixture } from './helpers/finish-line-fixture.js';
 
 /**
@@ -12,7 +13,7 @@ import { buildFixture, type Fixture } from './helpers/finish-line-fixture.js';
  */
 const none = { trustStore: false, workingTree: false, commitsNamedIn: [] as string[] };
 const state = (f: Fixture, reads: Partial<typeof none>) =>
-  repositoryState(f.repo, f.root, { ...none, ...reads });
+  repositoryState(f.repo, f.root, { ...none, ...reads }, documentRefsHere);
 
 t.test(
   'the trust store at HEAD: a committed revocation moves it, an unrelated commit does not',
@@ -57,15 +58,23 @@ t.test(
     const f = await buildFixture(t, { commissioned: false });
     const reads = validatorInputs(f.facts).repository;
     t.same(reads, { trustStore: false, workingTree: false, commitsNamedIn: ['rca/rca.json'] });
-    const before = await repositoryState(f.repo, f.root, reads);
+    const before = await repositoryState(f.repo, f.root, reads, documentRefsHere);
     t.match(before, [/^ancestor /, /^ancestor /, /^commit .* present$/, /^commit .* present$/]);
     // Replace objects are off for every git call: the rule and the key see the commits as named.
     await f.git('replace', '--graft', f.postFix);
-    t.same(await repositoryState(f.repo, f.root, reads), before, 'a graft changes neither');
+    t.same(await repositoryState(f.repo, f.root, reads, documentRefsHere), before, 'a graft changes neither');
     const loose = join(f.repo, '.git/objects', f.postFix.slice(0, 2), f.postFix.slice(2));
     await rm(loose);
-    t.not((await repositoryState(f.repo, f.root, reads)).join('\n'), before.join('\n'));
+    t.not((await repositoryState(f.repo, f.root, reads, documentRefsHere)).join('\n'), before.join('\n'));
     const plain = await buildFixture(t, { commissioned: false, corrective: false });
-    t.same(await repositoryState('/nonexistent', plain.root, validatorInputs(plain.facts).repository), []);
+    t.same(
+      await repositoryState(
+        '/nonexistent',
+        plain.root,
+        validatorInputs(plain.facts).repository,
+        documentRefsHere,
+      ),
+      [],
+    );
   },
 );

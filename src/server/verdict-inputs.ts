@@ -15,7 +15,7 @@ import {
 } from '../validators/git.js';
 import type { ValidatorInputs } from '../validators/inputs.js';
 import { trustStorePath } from '../validators/trust-store.js';
-import { type DocumentRefsReader, documentRefsHere } from '../workers/document-refs.js';
+import type { DocumentRefsReader } from '../workers/document-refs.js';
 import type { HashPool } from '../workers/pool.js';
 import { factsOf } from './completion.js';
 
@@ -106,7 +106,7 @@ async function bind(root: string, paths: readonly string[], into: Map<string, Pr
 export async function boundFiles(
   root: string,
   inputs: ValidatorInputs,
-  refs: DocumentRefsReader = documentRefsHere,
+  refs: DocumentRefsReader,
 ): Promise<BoundFiles> {
   const bound = new Map<string, Promise<string>>();
   await bind(root, inputs.files, bound);
@@ -204,8 +204,8 @@ export async function repositoryState(
   repoRoot: string,
   root: string,
   reads: RepositoryInputs,
+  refs: DocumentRefsReader,
   afterRootBound: Promise<unknown> = Promise.resolve(),
-  refs: DocumentRefsReader = documentRefsHere,
 ): Promise<string[]> {
   const parts = await Promise.all([
     reads.trustStore ? trustStoreState(repoRoot) : [],
@@ -234,7 +234,7 @@ export async function verdictInputsDigest(
     : boundFiles(root, inputs, refs).then((b) => b.lines.map((l) => `by-name ${l}`));
   const [rootLines, repository] = await Promise.all([
     rootBound,
-    repositoryState(repoRoot, root, inputs.repository, rootBound, refs),
+    repositoryState(repoRoot, root, inputs.repository, refs, rootBound),
   ]);
   if (rootLines === null) return null;
   for (const line of rootLines) hash.update(`${line}\n`);
