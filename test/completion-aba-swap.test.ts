@@ -109,3 +109,28 @@ t.test('the validators decide on the claimed bytes when nothing is swapped', asy
     `proof: ${PROOF} command 0 exited 1, not 0`,
   ]);
 });
+
+t.test(
+  'a by-name input no event claims is bound too: an invalid layer assessment hidden only from the validators',
+  async (t) => {
+    // production-readiness reads its assessment whenever the file exists, required or not; nothing
+    // claims it in this run. Hidden for the child's read alone, it would look absent, so fine.
+    const LAYERS = 'production/layer-assessment.json';
+    let path = '';
+    const b = await startTestBridge(undefined, {
+      finishLine: swappingGate({
+        before: () => rename(path, `${path}.hidden`),
+        after: () => rename(`${path}.hidden`, path),
+      }),
+    });
+    t.teardown(() => cleanup(b));
+    path = join(b.t.artifactRoot, LAYERS);
+    await readyRun(b, 'aba3', proof('aba3', true));
+    await writeArtifact(b.t.artifactRoot, LAYERS, '{"schema":"not an assessment"}\n');
+
+    const { r } = await expectBlocked(t, b, 'aba3', 1);
+    t.same(r.body.problems, [
+      `production-readiness: ${LAYERS} changed while the finish line was being checked`,
+    ]);
+  },
+);

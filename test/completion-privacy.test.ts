@@ -147,3 +147,28 @@ t.test('artifactRefPaths finds every {path, sha256} at any depth and in long arr
   t.ok(found.includes('deep/ref.txt'), 'a reference nested 10000 levels down');
   t.notOk(found.includes('app.js'), 'a path without a digest is not an artifact reference');
 });
+
+t.test('an access token in the patch a local self-heal proposal names refuses run.completed', async (t) => {
+  // self_heal/pr.json is a document the self-heal-proposal rule reads the references of: the
+  // files it names are scanned like those the packet, review and rca name.
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  await driveToReady(b, 'p9');
+  const detected = ev({ type: 'self_heal.detected', nodeId: 'self-heal' });
+  t.equal((await b.req('POST', '/runs/p9/events', detected)).status, 201);
+  const leaked = `diff --git a/x b/x\n+token = "${b.t.env['HARNESS_BRIDGE_ACCESS_TOKEN']}"\n`;
+  await writeArtifact(b.t.artifactRoot, 'self_heal/fix.patch', leaked);
+  await writeArtifact(
+    b.t.artifactRoot,
+    'self_heal/pr.json',
+    JSON.stringify({
+      schema: 'harness.self-heal-proposal.v1',
+      runId: 'p9',
+      patch: { path: 'self_heal/fix.patch', sha256: sha256(leaked) },
+    }),
+  );
+  const proposed = ev({ type: 'self_heal.pr_proposed', nodeId: 'self-heal', artifact: 'self_heal/pr.json' });
+  t.equal((await b.req('POST', '/runs/p9/events', proposed)).status, 201);
+  const { r } = await expectBlocked(t, b, 'p9', 1);
+  t.same(r.body.problems, ['artifact self_heal/fix.patch contains a bridge credential value']);
+});

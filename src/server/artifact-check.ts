@@ -1,5 +1,6 @@
 import { NAMED_PATHS_MAX } from '../contract/index.js';
 import type { OpenRun } from '../storage/run-files.js';
+import { validatorInputs } from '../validators/finish-line.js';
 import type { HashPool } from '../workers/pool.js';
 import type { BridgeContext } from './context.js';
 
@@ -11,8 +12,9 @@ import type { BridgeContext } from './context.js';
 export const REFERENCED_DOCUMENTS = ['run/packet.json', 'review/review.json', 'rca/rca.json'];
 
 /**
- * Each artifact path named inside the referenced documents (CONTRACT 6: "paths named inside the
- * packet, review and rca documents"), with the first document naming it. A document that is
+ * Each artifact path named inside `documents` (the referenced documents, CONTRACT 6: "paths named
+ * inside the packet, review and rca documents", and any other document a rule of the run reads the
+ * references of: the local self-heal proposal), with the first document naming it. A document that is
  * missing, too large or not JSON names nothing; its own bytes are still scanned. Past
  * NAMED_PATHS_MAX paths together, none is kept: a document of 8 MiB can name some 300000, and
  * checking (and reporting) each would let one document set the cost and the size of every answer
@@ -22,15 +24,16 @@ export const REFERENCED_DOCUMENTS = ['run/packet.json', 'review/review.json', 'r
 async function namedPaths(
   pool: HashPool,
   root: string,
+  documents: readonly string[],
 ): Promise<{ named: Map<string, string>; tooMany: string | null }> {
   const named = new Map<string, string>();
-  const refs = await pool.documentRefs(root, REFERENCED_DOCUMENTS);
+  const refs = await pool.documentRefs(root, documents);
   for (const [i, { paths }] of refs.entries()) {
-    const doc = REFERENCED_DOCUMENTS[i] as string;
+    const doc = documents[i] as string;
     // null: this document alone names more than NAMED_PATHS_MAX.
     for (const path of paths ?? []) if (!named.has(path)) named.set(path, doc);
     if (paths === null || named.size > NAMED_PATHS_MAX) {
-      const who = paths === null ? `${doc} names` : 'the packet, review and rca name';
+      const who = paths === null ? `${doc} names` : `${documents.join(', ')} name`;
       return { named: new Map(), tooMany: `${who} more than ${NAMED_PATHS_MAX} artifact paths` };
     }
   }
@@ -46,6 +49,8 @@ export type CheckStage = 'gate' | 'read';
 export interface ArtifactCheck {
   /** Current digest of every path checked that resolved. */
   digests: Map<string, string>;
+  /** Paths checked that do not exist (no claim or document names them; otherwise a problem). */
+  absent: Set<string>;
   problems: string[];
 }
 
@@ -53,9 +58,11 @@ export interface ArtifactCheck {
  * The one artifact and privacy check of the completion gate and of completed-run reads (CONTRACT
  * 6): every artifact the journal claims (latest claim per path) is re-resolved and re-hashed
  * against its claim, and it, every referenced document and every artifact those documents name
- * are scanned for the bridge's credential values, in one pass in the hash pool. A missing,
- * escaping, unreadable, changed or credential-bearing file is a problem; a referenced document
- * that does not exist is not, but a path a document names must resolve inside the root.
+ * are scanned for the bridge's credential values, in one pass in the hash pool. So is every file
+ * the run's validators read by name (src/validators/inputs.ts), claimed or not, so that they decide
+ * only on bytes hashed here (verifiedBy). A missing, escaping, unreadable, changed or
+ * credential-bearing file is a problem; a referenced document or by-name input that does not
+ * exist is not, but a path a document names must resolve inside the root.
  */
 export async function checkArtifacts(
   ctx: BridgeContext,
@@ -64,13 +71,16 @@ export async function checkArtifacts(
 ): Promise<ArtifactCheck> {
   const root = run.config.artifactRoot;
   const digests = new Map<string, string>();
+  const absent = new Set<string>();
   const problems: string[] = [];
-  if (root === null) return { digests, problems };
+  if (root === null) return { digests, absent, problems };
   const needles = [ctx.env.accessToken, ctx.env.humanToken, ctx.env.integrityKey.toString('utf8')];
   const claimed = run.state.artifacts;
-  const { named, tooMany } = await namedPaths(ctx.pool, root);
+  const inputs = validatorInputs({ runId: run.runId, config: run.config, state: run.state });
+  const documents = [...new Set([...REFERENCED_DOCUMENTS, ...inputs.documents])];
+  const { named, tooMany } = await namedPaths(ctx.pool, root, documents);
   if (tooMany !== null) problems.push(tooMany);
-  const paths = [...new Set([...Object.keys(claimed), ...REFERENCED_DOCUMENTS, ...named.keys()])];
+  const paths = [...new Set([...Object.keys(claimed), ...documents, ...inputs.files, ...named.keys()])];
   const expected = Object.fromEntries(Object.values(claimed).map((a) => [a.path, a.sha256]));
   const results = await ctx.pool.claimMany(root, paths, { needles, expected });
   for (const r of results) {
@@ -81,6 +91,7 @@ export async function checkArtifacts(
       else if (claim) problems.push(`artifact ${r.path}: ${r.message}`);
       else if (namedIn) problems.push(`artifact ${r.path} named in ${namedIn}: ${r.message}`);
       else if (!r.missing) problems.push(`artifact ${r.path}: ${r.message}`);
+      else absent.add(r.path);
       continue;
     }
     digests.set(r.path, r.sha256);
@@ -91,5 +102,5 @@ export async function checkArtifacts(
     }
     if (r.leaked) problems.push(`artifact ${r.path} contains a bridge credential value`);
   }
-  return { digests, problems: problems.sort() };
+  return { digests, absent, problems: problems.sort() };
 }

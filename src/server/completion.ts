@@ -3,7 +3,7 @@ import type { RunFacts } from '../validators/facts.js';
 import { structuralProblems } from '../validators/structural.js';
 import type { VerifiedDigests } from '../validators/verified-bytes.js';
 import type { HashPool } from '../workers/pool.js';
-import { type ArtifactCheck, checkArtifacts, REFERENCED_DOCUMENTS } from './artifact-check.js';
+import { type ArtifactCheck, checkArtifacts } from './artifact-check.js';
 import type { BridgeContext } from './context.js';
 
 /** Every artifact the journal claims, at its latest claim per path. */
@@ -56,14 +56,13 @@ export function factsOf(run: OpenRun): RunFacts {
 
 /**
  * What an artifact check hashed, handed to the validators (FinishLineEnv.verified) so they decide
- * on exactly those bytes: the digest of every file it resolved, and null for each referenced
- * document it found absent. A function of the check's digests alone, which the completed-run
- * verdict cache key holds.
+ * on exactly those bytes: the digest of every file it resolved, and null for each path it looked
+ * for and found absent. The completed-run verdict cache key holds the digests, and binds the
+ * absent paths' identities (they are by-name inputs or referenced documents).
  */
 export function verifiedBy(check: ArtifactCheck): VerifiedDigests {
-  const absent = REFERENCED_DOCUMENTS.filter((doc) => !check.digests.has(doc)).map((doc) => [doc, null]);
   // fromEntries defines own properties: a path such as "__proto__" is bound like any other.
-  return Object.fromEntries([...absent, ...check.digests]);
+  return Object.fromEntries([...[...check.absent].map((path) => [path, null]), ...check.digests]);
 }
 
 /** What the run view's completion preview shows: the structural rules, without hashing. */
