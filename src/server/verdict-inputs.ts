@@ -131,8 +131,8 @@ type RepositoryInputs = ValidatorInputs['repository'];
 
 /**
  * The trust store the review-signature rule would read (`.harness-pack` chooses the path), by its
- * object name at HEAD: the bytes `git show HEAD:<path>` prints. A commit that leaves it alone keeps
- * the name; one that revokes a key or replaces the store does not.
+ * object name at HEAD: the blob `git cat-file blob HEAD:<path>` prints. A commit that leaves it
+ * alone keeps the name; one that revokes a key or replaces the store does not.
  */
 async function trustStoreState(repoRoot: string): Promise<string[]> {
   const path = await trustStorePath(repoRoot);

@@ -1,5 +1,5 @@
-import { realpath } from 'node:fs/promises';
-import { isAbsolute, relative, sep } from 'node:path';
+import { lstat, realpath } from 'node:fs/promises';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import { execa } from 'execa';
 import { GIT_ISOLATION_ENV, pinnedRepository } from './git-isolation.js';
 import { childEnvironment } from './runner.js';
@@ -37,6 +37,8 @@ async function git(repoRoot: string, args: string[]) {
     timeout: GIT_TIMEOUT_MS,
     stdin: 'ignore',
     encoding: 'buffer',
+    // Byte for byte: showCommitted's blob keeps its final newline.
+    stripFinalNewline: false,
     maxBuffer: 16 * 1024 * 1024,
     // Never prompt and never read the user's pager/editor from a hostile config.
     extendEnv: false,
@@ -74,9 +76,13 @@ export async function treeOf(repoRoot: string, commit: string): Promise<string |
   return r.exitCode === 0 && isCommitName(out) ? out : null;
 }
 
-/** The bytes of `path` in the committed tree at HEAD, or null when it is not committed there. */
+/**
+ * The bytes of the blob at `path` in HEAD's tree, or null when no blob is committed there.
+ * `cat-file blob` refuses any other object: `git show` of a gitlink naming a commit the repository
+ * holds printed that commit's diff, through the repository's textconv driver.
+ */
 export async function showCommitted(repoRoot: string, path: string): Promise<Buffer | null> {
-  const r = await git(repoRoot, ['show', `HEAD:${path}`]);
+  const r = await git(repoRoot, ['cat-file', 'blob', `HEAD:${path}`]);
   return r.exitCode === 0 ? Buffer.from(r.stdout) : null;
 }
 
@@ -107,6 +113,15 @@ export async function workingTreeScope(
 const scopeSpec = (excludeRel: string | null) =>
   excludeRel ? ['--', '.', `:(exclude)${excludeRel}`] : ['--', '.'];
 
+/**
+ * No external diff or textconv (`--name-only` reaches neither: defence in depth), and never into a
+ * submodule: with `none` (git diff's default) git starts `git status` in every checked-out
+ * submodule, which reads that submodule's own config, fsmonitor and filters included; with `dirty`
+ * a gitlink is compared by the commit it names and no child starts. Explicit, so the repository's
+ * `diff.ignoreSubmodules` or `submodule.<name>.ignore=all` cannot hide a gitlink's changed commit.
+ */
+const DIFF_OPTIONS = ['--no-ext-diff', '--no-textconv', '--ignore-submodules=dirty'];
+
 const names = (b: Uint8Array) => Buffer.from(b).toString('utf8').split('\0').filter(Boolean);
 
 /**
@@ -121,7 +136,15 @@ export async function changesSince(
 ): Promise<string[] | null> {
   if (!isCommitName(commit)) return null;
   const [diff, uncompared] = await Promise.all([
-    git(repoRoot, ['diff', '--name-only', '-z', '--no-renames', commit, ...scopeSpec(excludeRel)]),
+    git(repoRoot, [
+      'diff',
+      ...DIFF_OPTIONS,
+      '--name-only',
+      '-z',
+      '--no-renames',
+      commit,
+      ...scopeSpec(excludeRel),
+    ]),
     uncomparedPaths(repoRoot, excludeRel),
   ]);
   if (diff.exitCode !== 0 || uncompared === null) return null;
@@ -137,24 +160,57 @@ export async function changesSince(
  * - index entries flagged skip-worktree (tag `S`; every path outside a sparse checkout has it) or
  *   assume-unchanged (a lower-case tag): git neither reads nor compares their files, so each is
  *   reported whatever its bytes. A repository using sparse checkout cannot pass.
- * Null when git cannot answer.
+ * Null when git cannot answer, and when a submodule is checked out (checkedOutSubmodule).
  */
 export async function uncomparedPaths(repoRoot: string, excludeRel: string | null): Promise<string[] | null> {
   const spec = scopeSpec(excludeRel);
   const committedRules = ['--exclude-per-directory=.gitignore', '--full-name', '-z'];
-  const [untracked, ignored, tagged] = await Promise.all([
+  const [untracked, ignored, entries] = await Promise.all([
     git(repoRoot, ['ls-files', '--others', ...committedRules, ...spec]),
     git(repoRoot, ['ls-files', '--others', '--ignored', '--directory', ...committedRules, ...spec]),
-    git(repoRoot, ['ls-files', '-v', '--full-name', '-z', ...spec]),
+    indexEntries(repoRoot, excludeRel),
   ]);
-  if (untracked.exitCode !== 0 || ignored.exitCode !== 0 || tagged.exitCode !== 0) return null;
+  if (untracked.exitCode !== 0 || ignored.exitCode !== 0 || entries === null) return null;
+  if (await checkedOutSubmodule(repoRoot, entries)) return null;
   const paths = names(untracked.stdout);
   for (const p of names(ignored.stdout)) if (p === '.gitignore' || p.endsWith('/.gitignore')) paths.push(p);
-  for (const entry of names(tagged.stdout)) {
-    const tag = entry.slice(0, 1);
-    if (tag === 'S' || tag !== tag.toUpperCase()) paths.push(entry.slice(2));
-  }
+  for (const { tag, path } of entries) if (tag === 'S' || tag !== tag.toUpperCase()) paths.push(path);
   return paths;
+}
+
+interface IndexEntry {
+  /** `git ls-files -v`'s tag: `S` skip-worktree, lower case assume-unchanged. */
+  tag: string;
+  mode: string;
+  /** From the top level. */
+  path: string;
+}
+
+/** The index entries outside `excludeRel`, or null when git cannot list them. */
+async function indexEntries(repoRoot: string, excludeRel: string | null): Promise<IndexEntry[] | null> {
+  const r = await git(repoRoot, ['ls-files', '-v', '-s', '--full-name', '-z', ...scopeSpec(excludeRel)]);
+  if (r.exitCode !== 0) return null;
+  // `<tag> <mode> <object> <stage>\t<path>`
+  return names(r.stdout).map((entry) => {
+    const tab = entry.indexOf('\t');
+    return { tag: entry.slice(0, 1), mode: entry.slice(2, 8), path: entry.slice(tab + 1) };
+  });
+}
+
+/**
+ * True when a gitlink of the index has its submodule checked out (`<top>/<path>/.git` exists,
+ * whatever its layout). Git compares a gitlink by the commit it names and never enters the
+ * submodule (DIFF_OPTIONS): what changed inside one cannot be seen, so such a working tree is not
+ * compared at all. The agent can check one out at any moment; this is read for every query.
+ */
+async function checkedOutSubmodule(repoRoot: string, entries: IndexEntry[]): Promise<boolean> {
+  const { top } = await pinnedRepository(repoRoot);
+  if (top === null) return true;
+  for (const { mode, path } of entries) {
+    if (mode !== '160000') continue;
+    if ((await lstat(join(top, path, '.git')).catch(() => null)) !== null) return true;
+  }
+  return false;
 }
 
 /**
@@ -172,14 +228,19 @@ export async function committedObjectId(repoRoot: string, path: string): Promise
 /**
  * `git status --porcelain=v2 --branch` of the working tree that changesSince compares, the artifact
  * root left out: HEAD's commit, every index and working-tree change against it, and every untracked
- * file that is not ignored (one entry each). Throws when git cannot answer.
+ * file that is not ignored (one entry each). Throws when git cannot answer, and when a submodule is
+ * checked out (checkedOutSubmodule).
  */
 export async function workingTreeStatus(repoRoot: string, excludeRel: string | null): Promise<Buffer> {
-  const r = await git(repoRoot, [
-    ...['status', '--porcelain=v2', '-z', '--branch', '--untracked-files=all', '--no-renames'],
-    ...['--ignore-submodules=none', ...scopeSpec(excludeRel)],
+  const [r, entries] = await Promise.all([
+    git(repoRoot, [
+      ...['status', '--porcelain=v2', '-z', '--branch', '--untracked-files=all', '--no-renames'],
+      ...['--ignore-submodules=dirty', ...scopeSpec(excludeRel)],
+    ]),
+    indexEntries(repoRoot, excludeRel),
   ]);
-  if (r.exitCode !== 0) throw new Error('git cannot report the working tree status');
+  if (r.exitCode !== 0 || entries === null) throw new Error('git cannot report the working tree status');
+  if (await checkedOutSubmodule(repoRoot, entries)) throw new Error('a submodule is checked out');
   return Buffer.from(r.stdout);
 }
 

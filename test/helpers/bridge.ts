@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { finishLineGateFactory } from '../../src/cli/bridge.js';
 import { type RunningBridge, type StartOptions, startBridge } from '../../src/server/start.js';
@@ -29,6 +29,26 @@ export const gitIn =
         { cwd: repo },
       )
     ).stdout.trim();
+
+/**
+ * Writes `files` (relative path to text) into `repo` and commits them, after `git init` when
+ * `init`; resolves with the new commit's name.
+ */
+export async function commitFiles(
+  repo: string,
+  files: Record<string, string>,
+  init = false,
+): Promise<string> {
+  const git = gitIn(repo);
+  if (init) await git('init', '-q');
+  for (const [path, text] of Object.entries(files)) {
+    await mkdir(dirname(join(repo, path)), { recursive: true });
+    await writeFile(join(repo, path), text);
+  }
+  await git('add', '.');
+  await git('commit', '-q', '-m', Object.keys(files).join(' '));
+  return git('rev-parse', 'HEAD');
+}
 
 /** A committed trust store in a fresh git repository, and the pin that matches it. */
 export async function makeTrustRepo(
