@@ -1,6 +1,7 @@
-import { mkdir, mkdtemp, readdir, realpath, rm, unlink, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm, unlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import t, { type Test } from 'tap';
 import { checkTrustPin, trustStoreDigest } from '../src/server/trust-pin.js';
 import { StartupError } from '../src/storage/lease.js';
@@ -88,7 +89,36 @@ async function driveAll(t: Test, h: Hostile, changed: string[] | null, trustStor
  * One repository per vector: attributes in `.git/info/attributes` and config naming commands, and
  * a.txt modified (same size, another mtime), so git must read it to compare it.
  */
+/** A clean filter that makes any content look like the committed `one\n`. */
+const disguise = (touch: string) => `${touch}; cat >/dev/null; printf 'one\\n'`;
+
 const vectors: { name: string; attributes: string; config: (touch: Hostile['touch']) => string[][] }[] = [
+  {
+    name: 'a clean filter does not run, and the file compares as its raw bytes',
+    attributes: '*.txt filter=disguise',
+    config: (touch) => [
+      ['filter.disguise.clean', disguise(touch('clean'))],
+      ['filter.disguise.smudge', `${touch('smudge')}; cat`],
+    ],
+  },
+  {
+    name: 'a driver whose name holds dots and = does not run',
+    attributes: '*.txt filter=x.y=z',
+    config: (touch) => [['filter.x.y=z.clean', disguise(touch('clean'))]],
+  },
+  {
+    name: 'a long-running process filter is not started',
+    attributes: '*.txt filter=proc',
+    config: (touch) => [['filter.proc.process', `${touch('process')}; exit 1`]],
+  },
+  {
+    name: 'a required filter neither runs nor makes git fail',
+    attributes: '*.txt filter=req',
+    config: (touch) => [
+      ['filter.req.clean', disguise(touch('required'))],
+      ['filter.req.required', 'true'],
+    ],
+  },
   {
     name: 'an fsmonitor hook does not run',
     attributes: '',
@@ -177,7 +207,7 @@ async function withSubmodule(t: Test, layout: Layout): Promise<Hostile & { gitDi
   const head = await h.git('rev-parse', 'HEAD');
   await mkdir(join(gitDir, 'info'), { recursive: true });
   await writeFile(join(gitDir, 'info', 'attributes'), '*.txt filter=sub\n');
-  await sm('config', 'filter.sub.clean', `${h.touch('submodule-clean')}; cat >/dev/null; printf 'one\\n'`);
+  await sm('config', 'filter.sub.clean', disguise(h.touch('submodule-clean')));
   await sm('config', 'core.fsmonitor', `${h.touch('submodule-fsmonitor')}; false`);
   await modify(join(h.repo, 'sm', 'a.txt'));
   return { ...h, head, gitDir };
@@ -218,4 +248,148 @@ t.test('a gitlink whose commit changed shows as changed', async (t) => {
   t.same(await changesSince(h.repo, head, null), ['sm']);
   const status = (await workingTreeStatus(h.repo, null)).toString('utf8');
   t.match(status, /\x001 M. S\.\.\. 160000 160000 \d+ a{40} b{40} sm\0/, 'the index entry changed');
+});
+
+/** Every command-naming key at once, for the attributes `*.txt filter=f diff=f`. */
+const everyVector = (touch: Hostile['touch']) =>
+  [
+    '[core]',
+    `\tfsmonitor = "${touch('fsmonitor')}; false"`,
+    `\tsshCommand = "${touch('ssh')}"`,
+    `\tpager = "${touch('pager')}"`,
+    `\thooksPath = /nonexistent`,
+    '\trepositoryformatversion = 1',
+    '[extensions]',
+    '\tpartialClone = evil',
+    '[remote "evil"]',
+    `\turl = "ext::sh -c ${touch('fetch').replaceAll(' ', '% ')}"`,
+    '\tpromisor = true',
+    '[protocol "ext"]',
+    '\tallow = always',
+    '[filter "f"]',
+    `\tclean = "${disguise(touch('clean')).replaceAll('\\', '\\\\')}"`,
+    `\tprocess = "${touch('process')}"`,
+    '\trequired = true',
+    '[diff "f"]',
+    `\ttextconv = "${touch('textconv')}; cat"`,
+    `\tcommand = "${touch('diff-command')}"`,
+    '[diff]',
+    `\texternal = "${touch('diff-external')}"`,
+    '[core]',
+    `\tattributesFile = ${'/dev/null'}`,
+    '',
+  ].join('\n');
+
+/**
+ * The race that broke switching drivers off by name (reading the names, then git reading the
+ * config again): a writer replaces `.git/config` in a tight loop, with and without every vector,
+ * while the queries run. Git never reads that file, so no marker can appear and every answer is
+ * the raw bytes'.
+ */
+t.test('a config rewritten in a loop while queries run defines nothing for git', async (t) => {
+  const h = await repository(t);
+  await commitFiles(h.repo, { '.gitattributes': '*.txt filter=f diff=f\n' });
+  const head = await h.git('rev-parse', 'HEAD');
+  const config = join(h.repo, '.git/config');
+  const plain = await readFile(config, 'utf8');
+  await writeFile(join(h.repo, '.git/hostile'), plain + everyVector(h.touch));
+  await writeFile(join(h.repo, '.git/plain'), plain);
+  await modify(join(h.repo, 'a.txt'));
+  const g = join(h.repo, '.git');
+  const writer = execa(
+    'sh',
+    [
+      '-c',
+      `while :; do cp ${g}/hostile ${g}/c1; mv ${g}/c1 ${g}/config; cp ${g}/plain ${g}/c2; mv ${g}/c2 ${g}/config; done`,
+    ],
+    { reject: false, stdio: 'ignore' },
+  );
+  t.teardown(() => {
+    writer.kill('SIGKILL');
+  });
+  for (let i = 0; i < 100; i++) {
+    const [changed, status] = await Promise.all([
+      changesSince(h.repo, head, null),
+      workingTreeStatus(h.repo, null),
+    ]);
+    if (JSON.stringify(changed) !== '["a.txt"]' || statusChangedPaths(status).join() !== 'a.txt') {
+      t.fail(`query ${i}: ${JSON.stringify(changed)} ${statusChangedPaths(status).join()}`);
+      break;
+    }
+  }
+  writer.kill('SIGKILL');
+  await writer;
+  t.same(await readdir(h.markers), [], 'no command of any config the writer wrote ran');
+  t.pass('100 rounds of changesSince and workingTreeStatus compared raw bytes');
+  // The writer was live: plain git with the hostile config runs its drivers.
+  await writeFile(config, plain + everyVector(h.touch));
+  await execa('git', ['status', '--porcelain'], { cwd: h.repo, reject: false });
+  t.not((await readdir(h.markers)).length, 0, 'control: plain git runs the config the writer wrote');
+});
+
+t.test('a .gitconfig in HOME defines nothing for git either', async (t) => {
+  const h = await repository(t);
+  const home = join(h.repo, '..', 'home');
+  await mkdir(home);
+  await writeFile(
+    join(home, '.gitconfig'),
+    everyVector(h.touch).replace('\trepositoryformatversion = 1\n', ''),
+  );
+  await commitFiles(h.repo, { '.gitattributes': '*.txt filter=f diff=f\n' });
+  h.head = await h.git('rev-parse', 'HEAD');
+  await modify(join(h.repo, 'a.txt'));
+  const saved = process.env['HOME'];
+  process.env['HOME'] = home;
+  t.teardown(() => {
+    process.env['HOME'] = saved;
+  });
+  await driveAll(t, h, ['a.txt']);
+});
+
+t.test('a sha256 repository is read with its object format', async (t) => {
+  const base = await realpath(await mkdtemp(join(tmpdir(), 'harness-hostile-')));
+  t.teardown(() => rm(base, { recursive: true, force: true }));
+  const git = gitIn(base);
+  await git('init', '-q', '--object-format=sha256');
+  const first = await commitFiles(base, { 'a.txt': 'one\n' });
+  const second = await commitFiles(base, { 'b.txt': 'two\n' });
+  t.equal(second.length, 64);
+  t.equal(await headCommit(base), second, 'headCommit');
+  t.ok(await commitExists(base, first), 'commitExists');
+  t.ok(await isAncestor(base, first, second), 'isAncestor');
+  t.equal(await treeOf(base, second), await git('rev-parse', 'HEAD^{tree}'), 'treeOf');
+  t.same(await showCommitted(base, 'b.txt'), Buffer.from('two\n'), 'showCommitted');
+  await writeFile(join(base, 'a.txt'), 'changed\n');
+  t.same(await changesSince(base, first, null), ['a.txt', 'b.txt'], 'changesSince');
+  t.same(statusChangedPaths(await workingTreeStatus(base, null)), ['a.txt'], 'workingTreeStatus');
+});
+
+t.test('a repository format or extension value git and the bridge do not both know: no answer', async (t) => {
+  for (const [key, value] of [
+    ['core.repositoryformatversion', '2'],
+    ['extensions.objectformat', 'sha512'],
+  ] as const) {
+    const h = await repository(t);
+    await h.git('config', 'core.repositoryformatversion', '1');
+    await h.git('config', key, value);
+    t.equal(await headCommit(h.repo), null, `${key}=${value}: headCommit`);
+    t.equal(await changesSince(h.repo, h.head, null), null, `${key}=${value}: changesSince`);
+  }
+});
+
+t.test('a linked worktree is read from its own HEAD and index and the shared objects', async (t) => {
+  const h = await repository(t);
+  const wt = join(h.repo, '..', 'wt');
+  await h.git('worktree', 'add', '-q', '--detach', wt, h.first);
+  await h.git('config', 'extensions.worktreeConfig', 'true');
+  await h.git('config', 'core.repositoryformatversion', '1');
+  await writeFile(join(wt, '.gitattributes'), '*.txt filter=f\n');
+  await gitIn(wt)('config', '--worktree', 'filter.f.clean', disguise(h.touch('worktree-clean')));
+  await h.git('config', 'filter.f.clean', disguise(h.touch('common-clean')));
+  await modify(join(wt, 'a.txt'));
+  t.equal(await headCommit(wt), h.first, 'its HEAD, not the main work tree one');
+  t.same((await changesSince(wt, h.first, null))?.sort(), ['.gitattributes', 'a.txt'], 'its raw bytes');
+  t.same(statusChangedPaths(await workingTreeStatus(wt, null)).sort(), ['.gitattributes', 'a.txt']);
+  t.ok(await isAncestor(wt, h.first, h.head), 'the shared objects and refs');
+  t.same(await readdir(h.markers), [], 'no command of either config ran');
 });

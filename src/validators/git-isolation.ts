@@ -18,11 +18,17 @@ import { dirname, join } from 'node:path';
  *   the fetch before it is attempted.
  * - refs/replace/* is agent-written: with replace objects on, a later commit can stand in for the
  *   one a proof names (and its tree would no longer be fixed by its name).
+ * - No system or global config and no system attributes: the only config git reads is the one the
+ *   bridge writes into its shadow git directory (git-shadow.ts). A HOME the agent can write to
+ *   would otherwise hold a `.gitconfig` defining commands.
  */
 export const GIT_ISOLATION_ENV: Readonly<Record<string, string>> = {
   GIT_ALLOW_PROTOCOL: '',
   GIT_NO_LAZY_FETCH: '1',
   GIT_NO_REPLACE_OBJECTS: '1',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_ATTR_NOSYSTEM: '1',
 };
 
 /**

@@ -2,6 +2,7 @@ import { lstat, realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { execa } from 'execa';
 import { GIT_ISOLATION_ENV, pinnedRepository } from './git-isolation.js';
+import { shadowRepository } from './git-shadow.js';
 import { childEnvironment } from './runner.js';
 
 /**
@@ -19,8 +20,21 @@ export function isCommitName(value: string): boolean {
   return COMMIT.test(value);
 }
 
-async function git(repoRoot: string, args: string[]) {
-  // A hostile repository config could name an fsmonitor hook; git must run no repository code.
+interface GitResult {
+  exitCode: number;
+  stdout: Uint8Array;
+}
+
+/** What a query answers when there is no repository to ask: git is not started. */
+const NO_REPOSITORY: GitResult = { exitCode: 128, stdout: new Uint8Array() };
+
+/**
+ * Git with the repository read through a shadow git directory (git-shadow.ts): it never reads the
+ * agent-written `.git/config` or `.git/info/*`, so no filter, textconv, fsmonitor or transport the
+ * repository defines exists for it. The `-c` options say the same again, should a config ever be
+ * read. The work tree is HARNESS_REPO_ROOT's own (git-isolation.ts).
+ */
+async function git(repoRoot: string, args: string[]): Promise<GitResult> {
   const hardened = [
     '-c',
     'core.fsmonitor=false',
@@ -29,26 +43,34 @@ async function git(repoRoot: string, args: string[]) {
     '-c',
     'core.hooksPath=/dev/null',
   ];
-  // HARNESS_REPO_ROOT's own work tree, whatever core.worktree says (git-isolation.ts).
-  const pinned = await pinnedRepository(repoRoot);
-  return execa('git', [...hardened, ...pinned.args, ...args], {
-    cwd: repoRoot,
-    reject: false,
-    timeout: GIT_TIMEOUT_MS,
-    stdin: 'ignore',
-    encoding: 'buffer',
-    // Byte for byte: showCommitted's blob keeps its final newline.
-    stripFinalNewline: false,
-    maxBuffer: 16 * 1024 * 1024,
-    // Never prompt and never read the user's pager/editor from a hostile config.
-    extendEnv: false,
-    env: childEnvironment({
-      GIT_TERMINAL_PROMPT: '0',
-      GIT_PAGER: 'cat',
-      GIT_OPTIONAL_LOCKS: '0',
-      ...GIT_ISOLATION_ENV,
-    }),
+  const env = childEnvironment({
+    // Never prompt and never page.
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_PAGER: 'cat',
+    GIT_OPTIONAL_LOCKS: '0',
+    ...GIT_ISOLATION_ENV,
   });
+  const { top } = await pinnedRepository(repoRoot);
+  if (top === null) return NO_REPOSITORY;
+  const shadow = await shadowRepository(top, env);
+  if (shadow === null) return NO_REPOSITORY;
+  try {
+    const r = await execa('git', [...hardened, `--git-dir=${shadow.dir}`, `--work-tree=${top}`, ...args], {
+      cwd: repoRoot,
+      reject: false,
+      timeout: GIT_TIMEOUT_MS,
+      stdin: 'ignore',
+      encoding: 'buffer',
+      // Byte for byte: showCommitted's blob keeps its final newline.
+      stripFinalNewline: false,
+      maxBuffer: 16 * 1024 * 1024,
+      extendEnv: false,
+      env: { ...env, ...shadow.env },
+    });
+    return { exitCode: r.exitCode ?? -1, stdout: r.stdout };
+  } finally {
+    await shadow.dispose();
+  }
 }
 
 /** True only when `sha` is a full object name of a commit present in the repository. */
