@@ -377,6 +377,24 @@ t.test('a repository format or extension value git and the bridge do not both kn
   }
 });
 
+/**
+ * A config value can hold a newline (`\n` escaped in the file): copied as it is, it would add lines
+ * of the agent's choosing to the config the bridge writes, a filter definition among them.
+ */
+t.test('an extension value cannot add lines to the shadow config', async (t) => {
+  for (const name of ['objectformat', 'refstorage']) {
+    const h = await repository(t);
+    await commitFiles(h.repo, { '.gitattributes': '*.txt filter=f\n' });
+    const head = await h.git('rev-parse', 'HEAD');
+    await h.git('config', 'core.repositoryformatversion', '1');
+    const injected = `${name === 'objectformat' ? 'sha1' : 'files'}\n[filter "f"]\n\tclean = ${disguise(h.touch('injected'))}`;
+    await h.git('config', `extensions.${name}`, injected);
+    await modify(join(h.repo, 'a.txt'));
+    t.equal(await changesSince(h.repo, head, null), null, `extensions.${name}: no answer`);
+    t.same(await readdir(h.markers), [], `extensions.${name}: nothing ran`);
+  }
+});
+
 t.test('a linked worktree is read from its own HEAD and index and the shared objects', async (t) => {
   const h = await repository(t);
   const wt = join(h.repo, '..', 'wt');

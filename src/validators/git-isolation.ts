@@ -32,27 +32,27 @@ export const GIT_ISOLATION_ENV: Readonly<Record<string, string>> = {
 };
 
 /**
- * `--git-dir` and `--work-tree` for the repository that holds `repoRoot`, so that git compares
- * HARNESS_REPO_ROOT's own files: `core.worktree` in the agent-written config could otherwise point
- * status and diff at a pristine copy elsewhere (and `core.bare` could hide the work tree). The top
- * level is found as git's discovery finds it, by the nearest directory at or above `repoRoot`
- * holding `.git` (a directory, or the gitfile of a linked worktree, which `--git-dir` follows);
- * `repoRoot` may be a subdirectory of it, and stays the working directory (pathspecs are relative
- * to it). Empty when there is none: git then runs its own discovery and fails outside a repository.
+ * The top level of the work tree that holds `repoRoot`, which every git call names as
+ * `--work-tree` (its git directory is read through the shadow one, git-shadow.ts), so that git
+ * compares HARNESS_REPO_ROOT's own files: `core.worktree` could otherwise point status and diff at
+ * a pristine copy elsewhere (and `core.bare` could hide the work tree). It is found as git's
+ * discovery finds it, by the nearest directory at or above `repoRoot` holding `.git` (a directory,
+ * or the gitfile of a linked worktree or absorbed submodule); `repoRoot` may be a subdirectory of
+ * it, and stays the working directory (pathspecs are relative to it). Null when there is none: git
+ * is then not started.
  */
-export async function pinnedRepository(repoRoot: string): Promise<{ top: string | null; args: string[] }> {
+export async function pinnedRepository(repoRoot: string): Promise<{ top: string | null }> {
   let dir = await realpath(repoRoot).catch(() => null);
   while (dir !== null) {
-    const dotGit = join(dir, '.git');
     if (
-      await lstat(dotGit).then(
+      await lstat(join(dir, '.git')).then(
         () => true,
         () => false,
       )
     )
-      return { top: dir, args: [`--git-dir=${dotGit}`, `--work-tree=${dir}`] };
+      return { top: dir };
     const up = dirname(dir);
     dir = up === dir ? null : up;
   }
-  return { top: null, args: [] };
+  return { top: null };
 }
