@@ -411,3 +411,60 @@ t.test('a linked worktree is read from its own HEAD and index and the shared obj
   t.ok(await isAncestor(wt, h.first, h.head), 'the shared objects and refs');
   t.same(await readdir(h.markers), [], 'no command of either config ran');
 });
+
+/** A later mtime, so git re-reads the file rather than trusting the index's stat data. */
+async function touchLater(path: string): Promise<void> {
+  const later = new Date(Date.now() + 10_000);
+  await utimes(path, later, later);
+}
+
+t.test('work-tree attributes convert nothing: every change is seen as raw bytes', async (t) => {
+  const tmp = async () => realpath(await mkdtemp(join(tmpdir(), 'harness-raw-')));
+  t.test('a committed `ident` attribute does not hide an edit inside `$Id$`', async (t) => {
+    const repo = await tmp();
+    t.teardown(() => rm(repo, { recursive: true, force: true }));
+    const proven = await commitFiles(
+      repo,
+      { '.gitattributes': '*.js ident\n', 'app.js': 'const version = "$Id$";\n' },
+      true,
+    );
+    // Clean-converts back to `$Id$`: with the attribute honoured, git sees the proven blob.
+    await writeFile(join(repo, 'app.js'), 'const version = "$Id: "; process.exit(3); "$";\n');
+    await touchLater(join(repo, 'app.js'));
+    t.same(await changesSince(repo, proven, null), ['app.js']);
+    t.same(statusChangedPaths(await workingTreeStatus(repo, null)), ['app.js']);
+  });
+  t.test('nor does an untracked, ignored `.gitattributes` added after the proof', async (t) => {
+    const repo = await tmp();
+    t.teardown(() => rm(repo, { recursive: true, force: true }));
+    const proven = await commitFiles(
+      repo,
+      { '.gitignore': '.*\n!.gitignore\n', 'app.js': 'const version = "$Id$";\n' },
+      true,
+    );
+    await writeFile(join(repo, '.gitattributes'), '* ident\n');
+    await writeFile(join(repo, 'app.js'), 'const version = "$Id: "; process.exit(3); "$";\n');
+    await touchLater(join(repo, 'app.js'));
+    t.same(await changesSince(repo, proven, null), ['app.js']);
+  });
+  t.test('nor per-user ignore and attributes files under HOME', async (t) => {
+    const repo = await tmp();
+    const home = await tmp();
+    t.teardown(() => Promise.all([repo, home].map((d) => rm(d, { recursive: true, force: true }))));
+    const proven = await commitFiles(repo, { 'app.js': 'const version = "$Id$";\n' }, true);
+    await mkdir(join(home, '.config', 'git'), { recursive: true });
+    await writeFile(join(home, '.config', 'git', 'ignore'), 'evil.js\n');
+    await writeFile(join(home, '.config', 'git', 'attributes'), '* ident\n');
+    const saved = process.env['HOME'];
+    process.env['HOME'] = home;
+    t.teardown(() => {
+      process.env['HOME'] = saved;
+    });
+    await writeFile(join(repo, 'evil.js'), 'boom\n');
+    await writeFile(join(repo, 'app.js'), 'const version = "$Id: "; process.exit(3); "$";\n');
+    await touchLater(join(repo, 'app.js'));
+    t.same((await changesSince(repo, proven, null))?.sort(), ['app.js', 'evil.js']);
+    t.same(statusChangedPaths(await workingTreeStatus(repo, null)).sort(), ['app.js', 'evil.js']);
+  });
+  t.end();
+});

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { mkdtemp, open, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { execa } from 'execa';
@@ -21,7 +21,8 @@ import { execa } from 'execa';
  *   from its own git directory). The objects and the index come through GIT_OBJECT_DIRECTORY and
  *   GIT_INDEX_FILE (an alternate named relative to the object directory resolves against the real
  *   one).
- * - no `info/` (no `info/attributes`, `info/exclude`, `info/grafts`), no hooks, no `commondir`.
+ * - `info/attributes`, written here, switching every conversion off (RAW_BYTES); nothing else in
+ *   `info/` (no `info/exclude`, `info/grafts`), no hooks, no `commondir`.
  * System and global config are off too (GIT_CONFIG_NOSYSTEM, GIT_CONFIG_GLOBAL=/dev/null,
  * git-isolation.ts), so git runs with no configuration but this one and the `-c` options.
  *
@@ -136,7 +137,14 @@ async function shadowConfig(
   const lines = ['[core]'];
   const version = values.get('core.repositoryformatversion') ?? '0';
   if (!ALLOWED['core.repositoryformatversion']!.includes(version)) return remember(key, null);
-  lines.push(`\trepositoryformatversion = ${version}`, '\tbare = false');
+  // No per-user ignore or attributes file either: with no value, git reads the XDG defaults under
+  // HOME (`~/.config/git/ignore`, `~/.config/git/attributes`), which GIT_CONFIG_GLOBAL leaves on.
+  lines.push(
+    `\trepositoryformatversion = ${version}`,
+    '\tbare = false',
+    '\texcludesFile = /dev/null',
+    '\tattributesFile = /dev/null',
+  );
   if (version === '1') {
     const extensions: string[] = [];
     for (const name of ['extensions.objectformat', 'extensions.refstorage']) {
@@ -158,6 +166,14 @@ function remember(key: string, config: string | null): string | null {
 
 const HEAD = /^(ref: refs\/[^\0\n]+|[0-9a-f]{40}|[0-9a-f]{64})$/;
 
+/**
+ * `info/attributes`, which outranks every `.gitattributes` of the work tree: no conversion of any
+ * kind between the work tree and the index, so git compares a file's raw bytes. The work tree's
+ * attributes are the agent's: `ident` (a `$Id: ...$` line clean-converts to `$Id$`), `text`/`eol`
+ * or `working-tree-encoding` would let edited bytes convert back to the proven blob.
+ */
+const RAW_BYTES = '* -text -eol -crlf -ident -filter -working-tree-encoding\n';
+
 /** The shadow git directory for the work tree at `top`, or null when the repository cannot be read. */
 export async function shadowRepository(top: string, env: Record<string, string>): Promise<Shadow | null> {
   const real = await realRepository(top);
@@ -177,8 +193,10 @@ export async function shadowRepository(top: string, env: Record<string, string>)
     }
     const shared = ['refs', 'packed-refs', 'shallow', 'reftable'].map((n) => [join(real.commonDir, n), n]);
     const own = names.filter((n) => /^sharedindex\.[0-9a-f]+$/.test(n)).map((n) => [join(real.gitDir, n), n]);
+    await mkdir(join(dir, 'info'), { mode: 0o700 });
     await Promise.all([
       writeFile(join(dir, 'config'), config, { flag: 'wx', mode: 0o600 }),
+      writeFile(join(dir, 'info', 'attributes'), RAW_BYTES, { flag: 'wx', mode: 0o600 }),
       writeFile(join(dir, 'HEAD'), `${headLine}\n`, { flag: 'wx', mode: 0o600 }),
       ...[...shared, ...own].map(([target, name]) => symlink(target!, join(dir, name!))),
     ]);
