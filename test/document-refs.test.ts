@@ -49,7 +49,7 @@ t.test('a document names what a parse on the main thread named', async (t) => {
     { path: 'run/packet.json', sha256: sha(text), refs: null },
     'bytes whose digest the caller knows are hashed, not parsed',
   );
-  t.same(await documentRefsHere(dir, ['run/packet.json']), [scan.refs]);
+  t.same(await documentRefsHere(dir, ['run/packet.json']), [{ ...scan.refs, sha256: sha(text) }]);
 });
 
 t.test('missing, unreadable, over-size and invalid documents name nothing', async (t) => {
@@ -66,7 +66,11 @@ t.test('missing, unreadable, over-size and invalid documents name nothing', asyn
   const big = Buffer.alloc(DOCUMENT_MAX_BYTES + 1, ' ');
   big.write(JSON.stringify(ref('far.txt')));
   await writeFile(join(dir, 'run/big.json'), big);
-  t.same(scanDocument(dir, 'run/big.json', new Set()), { path: 'run/big.json', sha256: null, refs: nothing });
+  t.same(
+    scanDocument(dir, 'run/big.json', new Set()),
+    { path: 'run/big.json', sha256: sha(big), refs: nothing },
+    'too large to parse: names nothing, but says which bytes it read',
+  );
   t.equal((await loadJson(dir, 'run/big.json')).kind, 'error', 'as loadJson refused it');
   await writeFile(join(dir, 'real.json'), JSON.stringify(ref('x')));
   await symlink(join(dir, 'real.json'), join(dir, 'run/link.json'));
@@ -114,11 +118,12 @@ t.test('the pool parses a document once, and again only if its entry left meanwh
   const dir = await root(t);
   const pool = new HashPool(1);
   t.teardown(() => pool.close());
-  await writeFile(join(dir, 'run/packet.json'), JSON.stringify({ a: { path: 'a.txt', sha256: 'x' } }));
+  const packet = JSON.stringify({ a: { path: 'a.txt', sha256: 'x' } });
+  await writeFile(join(dir, 'run/packet.json'), packet);
   const paths = ['run/packet.json', 'run/none.json'];
   const want = [
-    { paths: ['a.txt'], commits: [] },
-    { paths: [], commits: [] },
+    { paths: ['a.txt'], commits: [], sha256: sha(packet) },
+    { paths: [], commits: [], sha256: null },
   ];
   t.same(await pool.documentRefs(dir, paths), want);
   t.same(pool.documents.stats, { parsed: 1, hits: 0 }, 'a missing document is not cached');

@@ -1,6 +1,7 @@
 import { NAMED_PATHS_MAX } from '../contract/index.js';
 import type { OpenRun } from '../storage/run-files.js';
 import { validatorInputs } from '../validators/finish-line.js';
+import { changedWhileChecked } from '../validators/verified-bytes.js';
 import type { HashPool } from '../workers/pool.js';
 import type { BridgeContext } from './context.js';
 
@@ -25,19 +26,21 @@ async function namedPaths(
   pool: HashPool,
   root: string,
   documents: readonly string[],
-): Promise<{ named: Map<string, string>; tooMany: string | null }> {
+): Promise<{ named: Map<string, string>; tooMany: string | null; read: Map<string, string | null> }> {
   const named = new Map<string, string>();
   const refs = await pool.documentRefs(root, documents);
+  // Which bytes each document's references came from (null: none could be read).
+  const read = new Map(refs.map((r, i) => [documents[i] as string, r.sha256]));
   for (const [i, { paths }] of refs.entries()) {
     const doc = documents[i] as string;
     // null: this document alone names more than NAMED_PATHS_MAX.
     for (const path of paths ?? []) if (!named.has(path)) named.set(path, doc);
     if (paths === null || named.size > NAMED_PATHS_MAX) {
       const who = paths === null ? `${doc} names` : `${documents.join(', ')} name`;
-      return { named: new Map(), tooMany: `${who} more than ${NAMED_PATHS_MAX} artifact paths` };
+      return { named: new Map(), tooMany: `${who} more than ${NAMED_PATHS_MAX} artifact paths`, read };
     }
   }
-  return { named, tooMany: null };
+  return { named, tooMany: null, read };
 }
 
 /**
@@ -78,7 +81,7 @@ export async function checkArtifacts(
   const claimed = run.state.artifacts;
   const inputs = validatorInputs({ runId: run.runId, config: run.config, state: run.state });
   const documents = [...new Set([...REFERENCED_DOCUMENTS, ...inputs.documents])];
-  const { named, tooMany } = await namedPaths(ctx.pool, root, documents);
+  const { named, tooMany, read } = await namedPaths(ctx.pool, root, documents);
   if (tooMany !== null) problems.push(tooMany);
   const paths = [...new Set([...Object.keys(claimed), ...documents, ...inputs.files, ...named.keys()])];
   const expected = Object.fromEntries(Object.values(claimed).map((a) => [a.path, a.sha256]));
@@ -101,6 +104,11 @@ export async function checkArtifacts(
       );
     }
     if (r.leaked) problems.push(`artifact ${r.path} contains a bridge credential value`);
+  }
+  // The paths checked are those the documents named when they were parsed: if a document's bytes
+  // changed before this pass hashed it, what the hashed bytes name was never checked.
+  for (const [doc, parsed] of read) {
+    if (parsed !== (digests.get(doc) ?? null)) problems.push(changedWhileChecked(doc));
   }
   return { digests, absent, problems: problems.sort() };
 }

@@ -20,6 +20,13 @@ export interface DocumentRefs {
   commits: string[];
 }
 
+/**
+ * A document's references with the digest of the bytes they were read from (null: no bytes could
+ * be read, as for a missing file), so a caller that hashes the document again can tell whether
+ * the references belong to the bytes it hashed.
+ */
+export type ReadDocument = DocumentRefs & { sha256: string | null };
+
 /** A document that is missing, unreadable, escaping, too large or not JSON names nothing. */
 export const NAMES_NOTHING: DocumentRefs = Object.freeze({ paths: [], commits: [] }) as DocumentRefs;
 
@@ -56,7 +63,9 @@ export function scanDocument(root: string, relPath: string, known: ReadonlySet<s
   }
   let bytes: Buffer;
   try {
-    if (opened.size > DOCUMENT_MAX_BYTES) return { path: relPath, sha256: null, refs: NAMES_NOTHING };
+    // Too large to parse: it names nothing, but its digest still says which bytes those were.
+    if (opened.size > DOCUMENT_MAX_BYTES)
+      return { path: relPath, sha256: digestOf(opened.fd), refs: NAMES_NOTHING };
     const buf = Buffer.alloc(opened.size);
     let position = 0;
     while (position < opened.size) {
@@ -81,12 +90,27 @@ export function scanDocument(root: string, relPath: string, known: ReadonlySet<s
   return { path: relPath, sha256, refs: refsOf(value) };
 }
 
+/** The SHA-256 of everything readable from `fd`, read in 1 MiB chunks. */
+function digestOf(fd: number): string {
+  const hash = createHash('sha256');
+  const chunk = Buffer.alloc(1024 * 1024);
+  for (let position = 0; ; ) {
+    const n = readSync(fd, chunk, 0, chunk.length, position);
+    if (n === 0) return hash.digest('hex');
+    hash.update(chunk.subarray(0, n));
+    position += n;
+  }
+}
+
 /** Reads the references of documents under a root: HashPool.documentRefs, or documentRefsHere. */
-export type DocumentRefsReader = (root: string, paths: readonly string[]) => Promise<DocumentRefs[]>;
+export type DocumentRefsReader = (root: string, paths: readonly string[]) => Promise<ReadDocument[]>;
 
 /**
  * The same reading on the calling thread, for unit tests and offline callers of functions that
  * take a reader. The server never uses it: it passes the pool's reader.
  */
 export const documentRefsHere: DocumentRefsReader = async (root, paths) =>
-  paths.map((p) => scanDocument(root, p, new Set()).refs ?? NAMES_NOTHING);
+  paths.map((p) => {
+    const scan = scanDocument(root, p, new Set());
+    return { ...(scan.refs ?? NAMES_NOTHING), sha256: scan.sha256 };
+  });

@@ -8,7 +8,7 @@ import type { DescriptorHasher, OpenedArtifact } from '../validators/artifact-ro
 import { inlineHasher } from '../validators/artifact-root.js';
 import type { VerifyResult, VerifyTask } from '../validators/signature.js';
 import { DocumentRefsCache } from './document-cache.js';
-import { type DocumentRefs, type DocumentScan, NAMES_NOTHING } from './document-refs.js';
+import { type DocumentScan, NAMES_NOTHING, type ReadDocument } from './document-refs.js';
 import { type ClaimResult, type HashResult, hashDescriptor, type WorkerTask } from './tasks.js';
 
 export type { DocumentRefs } from './document-refs.js';
@@ -127,7 +127,7 @@ export class HashPool {
    * parsed in pool threads, never on the main thread: a document is agent-written and can be
    * shaped to take a second to parse. Bytes whose digest the cache holds are hashed, not parsed.
    */
-  async documentRefs(realRoot: string, paths: readonly string[]): Promise<DocumentRefs[]> {
+  async documentRefs(realRoot: string, paths: readonly string[]): Promise<ReadDocument[]> {
     const scan = async (path: string, known: string[]): Promise<DocumentScan> =>
       (await this.pool.run({
         op: 'document-refs',
@@ -140,11 +140,11 @@ export class HashPool {
         let r = await scan(path, this.documents.digests());
         if (r.sha256 !== null && r.refs === null) {
           const cached = this.documents.get(r.sha256);
-          if (cached) return cached;
+          if (cached) return { ...cached, sha256: r.sha256 };
           r = await scan(path, []); // evicted while the task ran: parse it after all
         }
         if (r.sha256 !== null && r.refs !== null) this.documents.set(r.sha256, r.refs);
-        return r.refs ?? NAMES_NOTHING;
+        return { ...(r.refs ?? NAMES_NOTHING), sha256: r.sha256 };
       }),
     );
   }
