@@ -11,7 +11,7 @@ import { contentRulesFor, runFinishLine, validatorInputs } from '../src/validato
 import { commitNames } from '../src/validators/json-scan.js';
 import { verifyEd25519 } from '../src/validators/signature.js';
 import { documentRefsHere } from '../src/workers/document-refs.js';
-import { buildFixture, type Fixture } from './helpers/finish-line-fixture.js';
+import { assuranceFor, buildFixture, type Fixture } from './helpers/finish-line-fixture.js';
 
 /**
  * The completed-run verdict cache binds what the validators read under the artifact root, as the
@@ -110,14 +110,7 @@ t.test('a commissioned run with authoritative assurance named only by the packet
   // Under handoff/, outside the signed inventory: only the packet names it.
   const ASSURANCE = 'handoff/authoritative.json';
   const f = await buildFixture(t);
-  await f.write(ASSURANCE, {
-    schema: 'harness.authoritative-assurance.v1',
-    runId: f.runId,
-    generatedAt: '2025-01-01T00:00:00Z',
-    authority: 'domain owner',
-    level: 'semantic',
-    claimIds: ['c2'],
-  });
+  await f.write(ASSURANCE, assuranceFor(f.runId, 'semantic'));
   await f.resign();
   const ref = {
     path: ASSURANCE,

@@ -4,7 +4,7 @@ import t from 'tap';
 import { claimArtifact } from '../src/validators/artifact-root.js';
 import { runFinishLine } from '../src/validators/finish-line.js';
 import { changedWhileChecked } from '../src/validators/verified-bytes.js';
-import { buildFixture, expectRule } from './helpers/finish-line-fixture.js';
+import { assuranceFor, buildFixture, expectRule } from './helpers/finish-line-fixture.js';
 
 t.test('known-good v3 packet passes', async (t) => {
   const f = await buildFixture(t);
@@ -71,15 +71,7 @@ for (const [name, fn, fragment] of mutations) {
 
 t.test('run-packet: semantic claims pass with a covering authoritative-assurance artifact', async (t) => {
   const f = await buildFixture(t);
-  const assurance = {
-    schema: 'harness.authoritative-assurance.v1',
-    runId: f.runId,
-    generatedAt: '2025-01-01T00:00:00Z',
-    authority: 'domain owner',
-    level: 'semantic',
-    claimIds: ['c2'],
-  };
-  await f.write('assurance/authoritative.json', assurance);
+  await f.write('assurance/authoritative.json', assuranceFor(f.runId, 'semantic'));
   await f.resign();
   const ref = {
     path: 'assurance/authoritative.json',
@@ -112,15 +104,7 @@ t.test('run-packet: semantic claims pass with a covering authoritative-assurance
 
 async function assuredFixture(t: any, assurance: Record<string, unknown>) {
   const f = await buildFixture(t);
-  await f.write('assurance/authoritative.json', {
-    schema: 'harness.authoritative-assurance.v1',
-    runId: f.runId,
-    generatedAt: '2025-01-01T00:00:00Z',
-    authority: 'domain owner',
-    level: 'authoritative',
-    claimIds: ['c2'],
-    ...assurance,
-  });
+  await f.write('assurance/authoritative.json', { ...assuranceFor(f.runId, 'authoritative'), ...assurance });
   await f.resign();
   const sha256 = (await claimArtifact(f.root, 'assurance/authoritative.json')).sha256;
   await f.repack((p) =>

@@ -2,7 +2,8 @@ import { link, mkdir, mkdtemp, realpath, rename, rm, symlink, writeFile } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { boundFiles, NAMED_PATHS_MAX } from '../src/server/verdict-inputs.js';
+import { NAMED_PATHS_MAX } from '../src/contract/index.js';
+import { boundFiles } from '../src/server/verdict-inputs.js';
 import type { ValidatorInputs } from '../src/validators/inputs.js';
 import { documentRefsHere } from '../src/workers/document-refs.js';
 

@@ -143,22 +143,12 @@ interface ApprovalIndex {
 
 const approvalIndexes = new WeakMap<RunState, ApprovalIndex>();
 
-/** Bytes of `s` in UTF-8 (a lone surrogate counts two). */
-function utf8Bytes(s: string): number {
-  let n = s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0x80) n += c >= 0x800 && (c < 0xd800 || c > 0xdfff) ? 2 : 1;
-  }
-  return n;
-}
-
 /**
  * What one approval counts against APPROVAL_TEXT_MAX_BYTES: its owner and scope in UTF-8, and
  * APPROVAL_RECORD_BYTES for the record that holds them, so many small approvals are bounded too.
  */
 export function approvalTextBytes(owner: string, scope: string): number {
-  return utf8Bytes(owner) + utf8Bytes(scope) + APPROVAL_RECORD_BYTES;
+  return Buffer.byteLength(owner, 'utf8') + Buffer.byteLength(scope, 'utf8') + APPROVAL_RECORD_BYTES;
 }
 
 function approvalIndex(state: RunState): ApprovalIndex {

@@ -47,7 +47,6 @@ import { factsOf } from './completion.js';
  * answered from the cache) when an identity or the repository state cannot be taken, the
  * documents name more than NAMED_PATHS_MAX paths, or the inventory cannot be walked.
  */
-export { COMMIT_NAMES_MAX, NAMED_PATHS_MAX } from '../contract/index.js';
 
 export interface BoundFiles {
   /** `<path> <identity>` lines, sorted: a path read by name, or a directory on the way to one. */

@@ -4,8 +4,6 @@ import { DOCUMENT_MAX_BYTES } from '../contract/index.js';
 import { ArtifactError, readArtifact } from './artifact-root.js';
 import { unverifiedRead, type VerifiedDigests } from './verified-bytes.js';
 
-export { DOCUMENT_MAX_BYTES } from '../contract/index.js';
-
 export type Loaded =
   | { kind: 'ok'; value: unknown; sha256: string; bytes: Buffer }
   | { kind: 'missing' }

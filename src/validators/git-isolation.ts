@@ -41,7 +41,7 @@ export const GIT_ISOLATION_ENV: Readonly<Record<string, string>> = {
  * it, and stays the working directory (pathspecs are relative to it). Null when there is none: git
  * is then not started.
  */
-export async function pinnedRepository(repoRoot: string): Promise<{ top: string | null }> {
+export async function pinnedRepository(repoRoot: string): Promise<string | null> {
   let dir = await realpath(repoRoot).catch(() => null);
   while (dir !== null) {
     if (
@@ -50,9 +50,9 @@ export async function pinnedRepository(repoRoot: string): Promise<{ top: string 
         () => false,
       )
     )
-      return { top: dir };
+      return dir;
     const up = dirname(dir);
     dir = up === dir ? null : up;
   }
-  return { top: null };
+  return null;
 }

@@ -50,7 +50,7 @@ async function git(repoRoot: string, args: string[]): Promise<GitResult> {
     GIT_OPTIONAL_LOCKS: '0',
     ...GIT_ISOLATION_ENV,
   });
-  const { top } = await pinnedRepository(repoRoot);
+  const top = await pinnedRepository(repoRoot);
   if (top === null) return NO_REPOSITORY;
   const shadow = await shadowRepository(top, env);
   if (shadow === null) return NO_REPOSITORY;
@@ -128,7 +128,7 @@ export async function workingTreeScope(
   const repo = await realpath(repoRoot).catch(() => repoRoot);
   const rel = relative(repo, realRoot);
   const inside = rel !== '' && !rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel);
-  const { top } = await pinnedRepository(repo);
+  const top = await pinnedRepository(repo);
   return { repo, top, excludeRel: inside ? rel.split(sep).join('/') : null };
 }
 
@@ -226,7 +226,7 @@ async function indexEntries(repoRoot: string, excludeRel: string | null): Promis
  * compared at all. The agent can check one out at any moment; this is read for every query.
  */
 async function checkedOutSubmodule(repoRoot: string, entries: IndexEntry[]): Promise<boolean> {
-  const { top } = await pinnedRepository(repoRoot);
+  const top = await pinnedRepository(repoRoot);
   if (top === null) return true;
   for (const { mode, path } of entries) {
     if (mode !== '160000') continue;

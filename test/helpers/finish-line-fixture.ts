@@ -310,3 +310,15 @@ export function passingAssessment(runId: string, generatedAt: string) {
     })),
   };
 }
+
+/** A harness.authoritative-assurance.v1 document covering claim c2 of the fixture's route. */
+export function assuranceFor(runId: string, level: 'semantic' | 'authoritative') {
+  return {
+    schema: 'harness.authoritative-assurance.v1',
+    runId,
+    generatedAt: '2025-01-01T00:00:00Z',
+    authority: 'domain owner',
+    level,
+    claimIds: ['c2'],
+  };
+}
