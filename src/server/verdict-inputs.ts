@@ -9,9 +9,8 @@ import {
   committedObjectId,
   isAncestor,
   statusChangedPaths,
-  uncomparedPaths,
+  workingTreeListing,
   workingTreeScope,
-  workingTreeStatus,
 } from '../validators/git.js';
 import type { ValidatorInputs } from '../validators/inputs.js';
 import { trustStorePath } from '../validators/trust-store.js';
@@ -149,11 +148,7 @@ async function trustStoreState(repoRoot: string): Promise<string[]> {
 async function workingTreeState(repoRoot: string, realRoot: string): Promise<string[]> {
   const { repo, top, excludeRel } = await workingTreeScope(repoRoot, realRoot);
   if (top === null) throw new Error('HARNESS_REPO_ROOT is not in a git work tree');
-  const [status, uncompared] = await Promise.all([
-    workingTreeStatus(repo, excludeRel),
-    uncomparedPaths(repo, excludeRel),
-  ]);
-  if (uncompared === null) throw new Error('git cannot list the working tree');
+  const { status, uncompared } = await workingTreeListing(repo, excludeRel);
   const changed = [...new Set([...statusChangedPaths(status), ...uncompared])].sort();
   if (changed.length > NAMED_PATHS_MAX) throw new RangeError('too many working-tree changes to bind');
   const lines = await Promise.all(

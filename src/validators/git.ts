@@ -184,13 +184,21 @@ export async function changesSince(
  *   reported whatever its bytes. A repository using sparse checkout cannot pass.
  * Null when git cannot answer, and when a submodule is checked out (checkedOutSubmodule).
  */
-export async function uncomparedPaths(repoRoot: string, excludeRel: string | null): Promise<string[] | null> {
+export function uncomparedPaths(repoRoot: string, excludeRel: string | null): Promise<string[] | null> {
+  return uncomparedWith(repoRoot, excludeRel, indexEntries(repoRoot, excludeRel));
+}
+
+async function uncomparedWith(
+  repoRoot: string,
+  excludeRel: string | null,
+  indexed: Promise<IndexEntry[] | null>,
+): Promise<string[] | null> {
   const spec = scopeSpec(excludeRel);
   const committedRules = ['--exclude-per-directory=.gitignore', '--full-name', '-z'];
   const [untracked, ignored, entries] = await Promise.all([
     git(repoRoot, ['ls-files', '--others', ...committedRules, ...spec]),
     git(repoRoot, ['ls-files', '--others', '--ignored', '--directory', ...committedRules, ...spec]),
-    indexEntries(repoRoot, excludeRel),
+    indexed,
   ]);
   if (untracked.exitCode !== 0 || ignored.exitCode !== 0 || entries === null) return null;
   if (await checkedOutSubmodule(repoRoot, entries)) return null;
@@ -253,17 +261,42 @@ export async function committedObjectId(repoRoot: string, path: string): Promise
  * file that is not ignored (one entry each). Throws when git cannot answer, and when a submodule is
  * checked out (checkedOutSubmodule).
  */
-export async function workingTreeStatus(repoRoot: string, excludeRel: string | null): Promise<Buffer> {
+export function workingTreeStatus(repoRoot: string, excludeRel: string | null): Promise<Buffer> {
+  return statusWith(repoRoot, excludeRel, indexEntries(repoRoot, excludeRel));
+}
+
+async function statusWith(
+  repoRoot: string,
+  excludeRel: string | null,
+  indexed: Promise<IndexEntry[] | null>,
+): Promise<Buffer> {
   const [r, entries] = await Promise.all([
     git(repoRoot, [
       ...['status', '--porcelain=v2', '-z', '--branch', '--untracked-files=all', '--no-renames'],
       ...['--ignore-submodules=dirty', ...scopeSpec(excludeRel)],
     ]),
-    indexEntries(repoRoot, excludeRel),
+    indexed,
   ]);
   if (r.exitCode !== 0 || entries === null) throw new Error('git cannot report the working tree status');
   if (await checkedOutSubmodule(repoRoot, entries)) throw new Error('a submodule is checked out');
   return Buffer.from(r.stdout);
+}
+
+/**
+ * workingTreeStatus and uncomparedPaths together, as the verdict cache key binds them, from one
+ * listing of the index entries. Throws when git cannot answer either.
+ */
+export async function workingTreeListing(
+  repoRoot: string,
+  excludeRel: string | null,
+): Promise<{ status: Buffer; uncompared: string[] }> {
+  const indexed = indexEntries(repoRoot, excludeRel);
+  const [status, uncompared] = await Promise.all([
+    statusWith(repoRoot, excludeRel, indexed),
+    uncomparedWith(repoRoot, excludeRel, indexed),
+  ]);
+  if (uncompared === null) throw new Error('git cannot list the working tree');
+  return { status, uncompared };
 }
 
 /** The paths of a porcelain v2 `-z` status whose working-tree bytes may differ from the index. */
