@@ -62,8 +62,8 @@ async function bridge(
               pendingApprovals:
                 opts.pendingApprovals ??
                 (opts.approvals ?? approvals).filter((a) => a.status === 'pending').length,
+              events: [],
             },
-            events: [],
           }),
         );
         return;

@@ -37,7 +37,7 @@ t.test('harness emit', async (t) => {
     t.equal(r.code, 0, r.stderr);
     t.equal(JSON.parse(r.stdout).seq, 0);
     const got = await b.req('GET', '/runs/em');
-    t.match(got.body['events'][0], {
+    t.match(got.body['run'].events[0], {
       type: 'node.entered',
       nodeId: 'intake',
       actor: 'harness',

@@ -38,7 +38,7 @@ t.test('the gate refuses a review signed by a revoked key over HTTP, naming the 
   );
   const got = await c.b.req('GET', `/runs/${c.f.runId}`);
   t.equal(got.body.run.status, 'blocked');
-  const last = got.body.events.at(-1);
+  const last = got.body.run.events.at(-1);
   t.match(last, { type: 'run.blocked', actor: 'system' });
   t.match(last.message, `review-signature: signing key ${c.keyId} is revoked`);
 });

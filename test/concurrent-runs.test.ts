@@ -56,7 +56,7 @@ t.test('several runs created in one process keep independent, gap-free journals'
     t.equal(r.body.run.status, 'running', `${runId} is not quarantined after restart`);
     t.equal(r.body.run.eventCount, perRun);
     t.same(
-      r.body.events.map((e: any) => e.id).sort(),
+      r.body.run.events.map((e: any) => e.id).sort(),
       Array.from({ length: perRun }, (_, i) => `${runId}-${i}`).sort(),
     );
   }
@@ -75,10 +75,10 @@ t.test('concurrent reads during writes see a consistent prefix', async (t) => {
   for (const r of await Promise.all(reads)) {
     if (r.status === 404) continue; // read queued before the run's first event
     t.equal(r.status, 200);
-    t.equal(r.body.events.length, r.body.run.eventCount, 'the page holds exactly the events counted');
+    t.equal(r.body.run.events.length, r.body.run.eventCount, 'the page holds exactly the events counted');
     t.same(
-      r.body.events.map((e: any) => e.seq),
-      Array.from({ length: r.body.events.length }, (_, i) => i),
+      r.body.run.events.map((e: any) => e.seq),
+      Array.from({ length: r.body.run.events.length }, (_, i) => i),
       'a gap-free prefix',
     );
   }

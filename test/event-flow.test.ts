@@ -21,8 +21,11 @@ t.test('a run is created by its first event and events append in order', async (
   t.match(art.body.event.claim, { path: 'run/intake.json', size: 11 });
   const got = await b.req('GET', '/runs/run-1');
   t.equal(got.status, 200);
-  t.equal(got.body.events.length, 2);
-  t.equal(got.body.eventPage.total, 2);
+  t.same(Object.keys(got.body).sort(), ['ok', 'run'], 'CONTRACT 4: the body is exactly {ok, run}');
+  t.ok(Array.isArray(got.body.run.events), 'the events sit inside run');
+  t.type(got.body.run.eventPage, 'object', 'and so does the event page');
+  t.equal(got.body.run.events.length, 2);
+  t.equal(got.body.run.eventPage.total, 2);
   t.equal(got.headers.get('x-harness-page-total'), '2');
   const list = await b.req('GET', '/runs');
   t.equal(list.body.runs.length, 1);
@@ -52,7 +55,7 @@ t.test(
     t.equal(new Set(stamps).size, 3, 'events milliseconds apart get their own stamps');
     const got = await b.req('GET', '/runs/run-1');
     t.same(
-      got.body.events.map((e: { ts: string }) => e.ts),
+      got.body.run.events.map((e: { ts: string }) => e.ts),
       stamps,
       'the journal holds the stamps the answers gave',
     );

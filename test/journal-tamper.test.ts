@@ -52,7 +52,7 @@ async function expectQuarantined(t: Tap, b: TestBridge, file: string) {
     got.body['run'].quarantine.reasons.some((r: string) => r.includes(file)),
     `the reason names ${file}: ${JSON.stringify(got.body['run'].quarantine?.reasons)}`,
   );
-  t.same(got.body['events'], [], 'no event of an unauthenticated journal is served');
+  t.same(got.body['run'].events, [], 'no event of an unauthenticated journal is served');
   const list = await b.req('GET', '/runs');
   const byId = Object.fromEntries(list.body['runs'].map((s: any) => [s.id, s.status]));
   t.equal(byId['victim'], 'quarantined', 'the listing agrees');
@@ -77,7 +77,7 @@ async function expectQuarantined(t: Tap, b: TestBridge, file: string) {
   // The other run keeps working.
   const other = await b.req('GET', '/runs/bystander');
   t.equal(other.body['run'].status, 'running');
-  t.equal(other.body['events'].length, 3);
+  t.equal(other.body['run'].events.length, 3);
   t.equal((await b.req('POST', '/runs/bystander/events', ev())).status, 201);
 }
 
@@ -135,7 +135,7 @@ t.test('a byte flipped in events.jsonl under a running bridge is caught on the n
   );
   t.equal(first.body['run'].status, 'quarantined');
   t.notOk(
-    (first.body['events'] ?? []).some((e: any) => e.message === 'msf'),
+    (first.body['run'].events ?? []).some((e: any) => e.message === 'msf'),
     'the forged record is never served',
   );
   await expectQuarantined(t, b, 'events.jsonl');
@@ -302,7 +302,7 @@ t.test('a record moved to another position under a running bridge is caught by a
   const got = await b.req('GET', '/runs/victim?eventCursor=1&eventLimit=1');
   t.equal(got.status, 200, JSON.stringify(got.body).slice(0, 300));
   t.equal(got.body['run'].status, 'quarantined');
-  t.same(got.body['events'], [], 'record 2 is never served as record 1');
+  t.same(got.body['run'].events, [], 'record 2 is never served as record 1');
   await expectQuarantined(t, b, 'events.jsonl');
 });
 

@@ -49,7 +49,7 @@ t.test('harness.emit_event posts a RunEvent with mcp as its source', async (t) =
   t.equal(r.body['event'].runMode, 'live');
   const view = await bridge.req('GET', '/runs/run-emit');
   t.equal(view.body['run'].nodes[0].state, 'active');
-  t.equal(view.body['events'][0].eventSource, 'mcp');
+  t.equal(view.body['run'].events[0].eventSource, 'mcp');
 
   const passed = await mcp.call('harness.emit_event', {
     runId: 'run-emit',

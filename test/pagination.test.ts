@@ -87,13 +87,13 @@ t.test('GET /runs/:id event pages', async (t) => {
       Array.from({ length: 20 }, (_, j) => b.req('POST', '/runs/p/events', ev({ id: `e${i + j}` }))),
     );
   }
-  const seqs = (r: { body: Record<string, any> }) => r.body['events'].map((e: any) => e.seq);
+  const seqs = (r: { body: Record<string, any> }) => r.body['run'].events.map((e: any) => e.seq);
   const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 
   t.test('no cursor: the newest page of the default 100', async (t) => {
     const r = await b.req('GET', '/runs/p');
     t.same(seqs(r), range(20, 120));
-    t.same(r.body['eventPage'], {
+    t.same(r.body['run'].eventPage, {
       offset: 20,
       limit: 100,
       returned: 100,
@@ -110,40 +110,40 @@ t.test('GET /runs/:id event pages', async (t) => {
   t.test('newest page with a small limit', async (t) => {
     const r = await b.req('GET', '/runs/p?eventLimit=3');
     t.same(seqs(r), [117, 118, 119]);
-    t.equal(r.body['eventPage'].previousCursor, '114');
+    t.equal(r.body['run'].eventPage.previousCursor, '114');
   });
 
   t.test('walking forward from cursor 0', async (t) => {
     const r = await b.req('GET', '/runs/p?eventCursor=0&eventLimit=50');
     t.same(seqs(r), range(0, 50));
-    t.match(r.body['eventPage'], { offset: 0, returned: 50, previousCursor: null, nextCursor: '50' });
+    t.match(r.body['run'].eventPage, { offset: 0, returned: 50, previousCursor: null, nextCursor: '50' });
     t.same(pageHeaders(r.headers), { offset: '0', limit: '50', returned: '50', total: '120', next: '50' });
     const r2 = await b.req('GET', '/runs/p?eventCursor=50&eventLimit=50');
     t.same(seqs(r2), range(50, 100));
-    t.equal(r2.body['eventPage'].previousCursor, '0');
-    t.equal(r2.body['eventPage'].nextCursor, '100');
+    t.equal(r2.body['run'].eventPage.previousCursor, '0');
+    t.equal(r2.body['run'].eventPage.nextCursor, '100');
     const r3 = await b.req('GET', '/runs/p?eventCursor=100&eventLimit=50');
     t.same(seqs(r3), range(100, 120));
-    t.match(r3.body['eventPage'], { returned: 20, nextCursor: null });
-    t.equal(r3.body['eventPage'].previousCursor, '50');
+    t.match(r3.body['run'].eventPage, { returned: 20, nextCursor: null });
+    t.equal(r3.body['run'].eventPage.previousCursor, '50');
     t.equal(r3.headers.get('x-harness-next-cursor'), null);
   });
 
   t.test('a cursor less than a page from the start: the previous page starts at 0', async (t) => {
     const r = await b.req('GET', '/runs/p?eventCursor=30&eventLimit=50');
     t.same(seqs(r), range(30, 80));
-    t.equal(r.body['eventPage'].previousCursor, '0', 'max(0, offset - limit), never negative');
-    t.equal(r.body['eventPage'].nextCursor, '80');
+    t.equal(r.body['run'].eventPage.previousCursor, '0', 'max(0, offset - limit), never negative');
+    t.equal(r.body['run'].eventPage.nextCursor, '80');
   });
 
   t.test('a cursor at or past the end returns an empty page', async (t) => {
     for (const c of [120, 500]) {
       const r = await b.req('GET', `/runs/p?eventCursor=${c}`);
       t.equal(r.status, 200);
-      t.same(r.body['events'], []);
-      t.equal(r.body['eventPage'].offset, 120, 'the offset is clamped to the end');
-      t.equal(r.body['eventPage'].previousCursor, '20', 'so the previous page is the newest one');
-      t.equal(r.body['eventPage'].nextCursor, null);
+      t.same(r.body['run'].events, []);
+      t.equal(r.body['run'].eventPage.offset, 120, 'the offset is clamped to the end');
+      t.equal(r.body['run'].eventPage.previousCursor, '20', 'so the previous page is the newest one');
+      t.equal(r.body['run'].eventPage.nextCursor, null);
       t.equal(r.headers.get('x-harness-page-returned'), '0');
     }
   });
@@ -151,7 +151,7 @@ t.test('GET /runs/:id event pages', async (t) => {
   t.test('a run with every event on one page is not truncated', async (t) => {
     await b.req('POST', '/runs/small/events', ev());
     const r = await b.req('GET', '/runs/small');
-    t.match(r.body['eventPage'], {
+    t.match(r.body['run'].eventPage, {
       offset: 0,
       returned: 1,
       total: 1,
@@ -195,10 +195,10 @@ t.test('a page that would pass 1 MiB is cut and marked byteLimited', async (t) =
   const text = await res.text();
   t.ok(Buffer.byteLength(text) <= 1024 * 1024, `body ${Buffer.byteLength(text)} bytes is under 1 MiB`);
   const body = JSON.parse(text);
-  const page = body.eventPage;
+  const page = body.run.eventPage;
   t.equal(page.byteLimited, true);
   t.ok(page.returned > 0 && page.returned < 100, `returned ${page.returned}`);
-  t.equal(body.events.length, page.returned);
+  t.equal(body.run.events.length, page.returned);
   t.equal(page.nextCursor, String(page.returned), 'the next page starts where this one was cut');
   t.equal(res.headers.get('x-harness-next-cursor'), String(page.returned));
 });

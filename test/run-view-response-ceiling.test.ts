@@ -63,7 +63,7 @@ t.test('pending approvals whose view would pass 1 MiB: the oldest that fit are s
   const problems: string[] = run.completionPreview.problems;
   t.ok(problems.length < N, 'the problems are cut');
   t.match(problems.at(-1), /^\d+ more problems not shown$/);
-  t.ok(got.body['eventPage'].returned > 0, 'room is left for an event page');
+  t.ok(got.body['run'].eventPage.returned > 0, 'room is left for an event page');
 
   const sync = await b.req('POST', '/runs', { id: 'pending' });
   t.equal(sync.status, 200);

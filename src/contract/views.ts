@@ -175,3 +175,20 @@ export const QuarantinedRunView = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** The page of events `GET /runs/:id` carries inside its `run`, beside the view (CONTRACT 4). */
+const EventPageParts = { events: Type.Array(EventView), eventPage: EventPageView };
+
+/** `run` of `GET /runs/:id`: the full view with one page of its events. */
+export const RunReadView = Type.Object(
+  { ...RunView.properties, ...EventPageParts },
+  { additionalProperties: false },
+);
+export type RunReadT = Static<typeof RunReadView>;
+
+/** `run` of `GET /runs/:id` for a quarantined run: no event of its untrusted journal is served. */
+export const QuarantinedRunReadView = Type.Object(
+  { ...QuarantinedRunView.properties, ...EventPageParts },
+  { additionalProperties: false },
+);
+export type QuarantinedRunReadT = Static<typeof QuarantinedRunReadView>;

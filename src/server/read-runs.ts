@@ -56,7 +56,7 @@ async function summaryOf(ctx: BridgeContext, runId: string): Promise<RunSummary 
   }
 }
 
-/** GET /runs/:id: the full view and one page of events (newest page when no cursor). */
+/** GET /runs/:id: `{ok, run}`, the run's full view holding one page of events (newest page when no cursor). */
 export async function getRun(ctx: BridgeContext, runId: string, limit: number, cursor: number | undefined) {
   const loaded = await ctx.store.load(runId);
   if (loaded.kind === 'missing') throw new BridgeError('run_not_found', 'no run has this ID');
@@ -82,18 +82,7 @@ export async function getRun(ctx: BridgeContext, runId: string, limit: number, c
       throw err;
     }
     const view = runView(open, completionPreview(open), ctx.store.quarantineOf(runId));
-    // Keep the body under the response ceiling: the view's growing parts are already bounded
-    // (view-bounds.ts), so the page is what is cut.
-    let budget = RESPONSE_MAX_BYTES - Buffer.byteLength(JSON.stringify(view)) - 4096;
-    const events: EventViewT[] = [];
-    for (const entry of entries) {
-      const ev = eventView(entry);
-      budget -= Buffer.byteLength(JSON.stringify(ev)) + 1;
-      if (budget < 0) break;
-      events.push(ev);
-    }
-    const returned = events.length;
-    const page: EventPage = {
+    const pageOf = (returned: number): EventPage => ({
       offset,
       limit,
       returned,
@@ -102,9 +91,22 @@ export async function getRun(ctx: BridgeContext, runId: string, limit: number, c
       nextCursor: offset + returned < total ? String(offset + returned) : null,
       truncated: returned < total,
       byteLimited: returned < entries.length,
-    };
-    view.eventsTruncated = returned < total;
-    return { body: { ok: true as const, run: view, events, eventPage: page }, page };
+    });
+    const run = { ...view, events: [] as EventViewT[], eventPage: pageOf(entries.length) };
+    const body = { ok: true as const, run };
+    // Keep the whole body under the response ceiling: the view's growing parts are already
+    // bounded (view-bounds.ts), so the page is what is cut. The body is measured with an empty
+    // page; the margin covers the page's own figures changing length once it is cut.
+    let budget = RESPONSE_MAX_BYTES - Buffer.byteLength(JSON.stringify(body)) - 4096;
+    for (const entry of entries) {
+      const ev = eventView(entry);
+      budget -= Buffer.byteLength(JSON.stringify(ev)) + 1;
+      if (budget < 0) break;
+      run.events.push(ev);
+    }
+    run.eventPage = pageOf(run.events.length);
+    run.eventsTruncated = run.events.length < total;
+    return { body, page: run.eventPage };
   } finally {
     ctx.store.release(open);
   }
@@ -112,11 +114,7 @@ export async function getRun(ctx: BridgeContext, runId: string, limit: number, c
 
 /** A quarantined run: what can be said without trusting its record or its drifted artifacts. */
 function quarantinedRun(runId: string, createdAt: string, quarantine: QuarantineInfo, limit: number) {
-  const run = {
-    ...quarantinedSummary(runId, createdAt, quarantine),
-    quarantine: boundedQuarantine(quarantine),
-  };
-  const page: EventPage = {
+  const eventPage: EventPage = {
     offset: 0,
     limit,
     returned: 0,
@@ -126,7 +124,13 @@ function quarantinedRun(runId: string, createdAt: string, quarantine: Quarantine
     truncated: false,
     byteLimited: false,
   };
-  return { body: { ok: true as const, run, events: [] as EventViewT[], eventPage: page }, page };
+  const run = {
+    ...quarantinedSummary(runId, createdAt, quarantine),
+    quarantine: boundedQuarantine(quarantine),
+    events: [] as EventViewT[],
+    eventPage,
+  };
+  return { body: { ok: true as const, run }, page: eventPage };
 }
 
 function completionPreview(run: Parameters<typeof previewProblems>[0]): {

@@ -97,8 +97,8 @@ export async function allEvents(b: TestBridge, runId: string): Promise<Record<st
   for (;;) {
     const r = await b.req('GET', `/runs/${runId}?eventLimit=200&eventCursor=${cursor}`);
     if (r.status !== 200) throw new Error(`GET /runs/${runId}: ${r.status} ${JSON.stringify(r.body)}`);
-    out.push(...r.body['events']);
-    const next = r.body['eventPage'].nextCursor;
+    out.push(...r.body['run'].events);
+    const next = r.body['run'].eventPage.nextCursor;
     if (next === null) return out;
     cursor = Number(next);
   }

@@ -105,5 +105,5 @@ export async function passAllNodes(
 /** Every event type in the run's journal, read back through the bridge. */
 export async function eventTypes(bridge: TestBridge, runId: string): Promise<string[]> {
   const r = await bridge.req('GET', `/runs/${runId}?eventLimit=200&eventCursor=0`);
-  return (r.body['events'] as { type: string }[]).map((e) => e.type);
+  return (r.body['run'].events as { type: string }[]).map((e) => e.type);
 }

@@ -5,11 +5,10 @@ import {
   CreateRunSchema,
   type ErrorCode,
   EVENTS_LIMIT,
-  EventPageView,
-  EventView,
-  QuarantinedRunView,
+  QuarantinedRunReadView,
   RUN_ID_PATTERN_SOURCE,
   RUNS_LIMIT,
+  RunReadView,
   RunSummaryView,
   RunView,
 } from '../../contract/index.js';
@@ -25,12 +24,11 @@ export const RunParams = Type.Object({ id: Type.String({ pattern: RUN_ID_PATTERN
 /** The 2xx bodies of the run routes (exported so a test holds real answers to them). */
 export const CreatedRun = Type.Object({ ok: Type.Literal(true), created: Type.Boolean(), run: RunView });
 export const RunsPage = Type.Object({ ok: Type.Literal(true), runs: Type.Array(RunSummaryView) });
-export const RunRead = Type.Object({
-  ok: Type.Literal(true),
-  run: Type.Union([RunView, QuarantinedRunView]),
-  events: Type.Array(EventView),
-  eventPage: EventPageView,
-});
+/** CONTRACT 4: exactly `{ok, run}`; the event page sits inside `run`. */
+export const RunRead = Type.Object(
+  { ok: Type.Literal(true), run: Type.Union([RunReadView, QuarantinedRunReadView]) },
+  { additionalProperties: false },
+);
 const digits = Type.String({ pattern: '^\\d+$' });
 
 /** The credential values a body must not carry (computed once per app: the key is a Buffer). */

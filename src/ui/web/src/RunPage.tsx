@@ -16,8 +16,7 @@ export function RunPage({ runId }: { runId: string }) {
     getJson<RunPageBody>(`/runs/${encodeURIComponent(runId)}${query(params)}`, signal),
   );
   document.title = `${runId} · Harness`;
-  const body = polled.data;
-  const run = body?.run;
+  const run = polled.data?.run;
   return (
     <article aria-labelledby="run-heading">
       <p>
@@ -79,7 +78,7 @@ export function RunPage({ runId }: { runId: string }) {
             />
           )}
           {run.artifacts && <Artifacts artifacts={run.artifacts} nodes={run.nodes ?? []} />}
-          <Timeline events={body.events} page={body.eventPage} pinned={page !== null} onPage={setPage} />
+          <Timeline events={run.events} page={run.eventPage} pinned={page !== null} onPage={setPage} />
         </>
       )}
     </article>

@@ -6,16 +6,16 @@ export type NodeItem = RunViewT['nodes'][number];
 export type ApprovalItem = RunViewT['approvals'][number];
 export type ArtifactItem = RunViewT['artifacts'][number];
 /**
- * A run read by ID. A run whose record failed authentication comes back as its summary plus
- * `quarantine` only (the bridge cannot derive the rest from untrusted state), so every part
+ * A run read by ID, with one page of its events inside it (CONTRACT 4: the body is `{ok, run}`).
+ * A run whose record failed authentication comes back as its summary plus `quarantine` and an
+ * empty page only (the bridge cannot derive the rest from untrusted state), so every other part
  * beyond the summary is optional here.
  */
-export type RunDetail = RunSummary & Partial<Omit<RunViewT, keyof RunSummary>>;
+export type RunDetail = RunSummary &
+  Partial<Omit<RunViewT, keyof RunSummary>> & { events: EventItem[]; eventPage: EventPage };
 export interface RunPageBody {
   ok: true;
   run: RunDetail;
-  events: EventItem[];
-  eventPage: EventPage;
 }
 export interface RunsBody {
   ok: true;
