@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { RUN_ID_PATTERN, type RunViewT } from '../contract/index.js';
+import { type QuarantinedRunReadT, RUN_ID_PATTERN, type RunReadT } from '../contract/index.js';
 import { factsFromView, partialApprovalsNote } from '../validators/facts-from-view.js';
 import { createFinishLineGate } from '../validators/runner.js';
 import { refuseIntegrityKey, requireEnv, UsageError } from './env.js';
@@ -10,8 +10,8 @@ import { terminalText } from './terminal.js';
 /**
  * `harness explain <runId> [--artifact-root D]`: why a run cannot complete yet, one line per
  * problem from the bridge's completionPreview, plus (with a readable artifact root) the local
- * content-validator verdict, run in the same credential-free child as the gate. Exit 0 ready,
- * 1 blocked or failed, 2 usage.
+ * content-validator verdict, run in the same credential-free child as the gate. A quarantined run
+ * prints its quarantine reasons instead. Exit 0 ready, 1 blocked, quarantined or failed, 2 usage.
  */
 export function registerExplain(program: Command): void {
   program
@@ -31,11 +31,17 @@ export function registerExplain(program: Command): void {
         process.exitCode = 1;
         return;
       }
-      const run = r.body['run'] as RunViewT;
-      const lines: string[] = [];
-      if (run.status === 'quarantined')
-        lines.push(...(run.quarantine?.reasons ?? []).map((q) => `quarantined: ${q}`));
-      lines.push(...run.completionPreview.problems);
+      const run = r.body['run'] as RunReadT | QuarantinedRunReadT;
+      if (run.status === 'quarantined') {
+        // A quarantined run is read as its summary and reasons only: there is no completion
+        // preview, and no facts from its untrusted record to run the local validators on.
+        const reasons = run.quarantine?.reasons ?? [];
+        for (const q of reasons.length > 0 ? reasons : ['the run is quarantined'])
+          process.stdout.write(`${terminalText(`quarantined: ${q}`)}\n`);
+        process.exitCode = 1;
+        return;
+      }
+      const lines: string[] = [...run.completionPreview.problems];
       if (opts.artifactRoot !== undefined) {
         const realRoot = await realArtifactRoot(opts.artifactRoot);
         const gate = createFinishLineGate({ concurrency: 1, deadlineMs: 120_000 });
