@@ -149,6 +149,33 @@ t.test('numeric variables out of range', async (t) => {
   await starts(t, { HARNESS_MAX_EVENTS_PER_RUN: '1000000' });
 });
 
+t.test('with several faults, the first check in the documented order is the one named', async (t) => {
+  // docs/configuration.md "Startup refusals": credentials, host, numeric ranges, trust pin, data dir.
+  const P = 'HARNESS_REVIEW_TRUST_SHA256';
+  const dataFile = join(te.dir, 'order-data-is-a-file');
+  await writeFile(dataFile, 'x');
+  const faults: [string, string][] = [
+    ['HARNESS_BRIDGE_ACCESS_TOKEN', 'short'],
+    ['HARNESS_BRIDGE_HOST', '0.0.0.0'],
+    ['HARNESS_BRIDGE_PORT', '65536'],
+    [P, 'not-a-pin'],
+    ['HARNESS_DATA_DIR', dataFile],
+  ];
+  for (let i = 0; i + 1 < faults.length; i++) {
+    const [first, firstValue] = faults[i]!;
+    const [later, laterValue] = faults[i + 1]!;
+    const err = await startupFailure({ env: { ...te.env, [first]: firstValue, [later]: laterValue } });
+    t.ok(err instanceof StartupError, String(err));
+    const message = err instanceof Error ? err.message : '';
+    t.ok(message.startsWith(first), `${first} before ${later}: ${message}`);
+    t.notOk(message.includes(later), `${later} is not named`);
+  }
+  // A pin of the right form that matches no store is still checked before the data directory.
+  const wrong = te.env[P]!.replace(/.$/, (c) => (c === '0' ? '1' : '0'));
+  const err = await startupFailure({ env: { ...te.env, [P]: wrong, HARNESS_DATA_DIR: dataFile } });
+  t.ok(err instanceof Error && err.message.startsWith(P), String(err));
+});
+
 t.test('a port already in use is named', async (t) => {
   const first = await startTestBridge();
   t.teardown(() => cleanup(first));

@@ -55,25 +55,40 @@ export function checkCredentials(env: NodeJS.ProcessEnv): [string, string, strin
   return values;
 }
 
+/**
+ * The environment checks, in the order docs/configuration.md "Startup refusals" gives: credentials,
+ * loopback host, numeric ranges, then the trust pin's presence and form (startBridge then checks it
+ * against the live and committed store). The first failure is the one reported.
+ */
 export function readBridgeEnv(env: NodeJS.ProcessEnv = process.env): BridgeEnv {
   const [integrityKey, accessToken, humanToken] = checkCredentials(env);
   const host = env['HARNESS_BRIDGE_HOST'] || '127.0.0.1';
   if (!isLoopbackHost(host)) {
     throw new StartupError('HARNESS_BRIDGE_HOST must be a loopback address (127.0.0.0/8, ::1 or localhost)');
   }
+  const cores = availableParallelism();
+  const port = integer(env, 'HARNESS_BRIDGE_PORT', 8787, 0, 65535);
+  const workers = integer(env, 'HARNESS_WORKERS', Math.min(4, cores), 1, 64);
+  const validatorConcurrency = integer(env, 'HARNESS_VALIDATOR_CONCURRENCY', cores, 1, 64);
+  const maxEventsPerRun = integer(
+    env,
+    'HARNESS_MAX_EVENTS_PER_RUN',
+    MAX_EVENTS_PER_RUN.default,
+    MAX_EVENTS_PER_RUN.min,
+    MAX_EVENTS_PER_RUN.max,
+  );
   const trustPin = env['HARNESS_REVIEW_TRUST_SHA256'] ?? '';
   if (trustPin === '') throw new StartupError('HARNESS_REVIEW_TRUST_SHA256 is missing');
   if (!/^[0-9a-f]{64}$/.test(trustPin)) {
     throw new StartupError('HARNESS_REVIEW_TRUST_SHA256 must be 64 lowercase hexadecimal characters');
   }
-  const cores = availableParallelism();
   const absolute = (name: string, fallback: string) => {
     const v = env[name] || fallback;
     return isAbsolute(v) ? v : resolve(v);
   };
   return {
     host,
-    port: integer(env, 'HARNESS_BRIDGE_PORT', 8787, 0, 65535),
+    port,
     dataDir: absolute('HARNESS_DATA_DIR', resolve(homedir(), '.harness', 'runs')),
     repoRoot: absolute('HARNESS_REPO_ROOT', process.cwd()),
     adapterRoots: (env['HARNESS_ADAPTER_ROOTS'] ?? '')
@@ -84,14 +99,8 @@ export function readBridgeEnv(env: NodeJS.ProcessEnv = process.env): BridgeEnv {
     accessToken,
     humanToken,
     trustPin,
-    workers: integer(env, 'HARNESS_WORKERS', Math.min(4, cores), 1, 64),
-    validatorConcurrency: integer(env, 'HARNESS_VALIDATOR_CONCURRENCY', cores, 1, 64),
-    maxEventsPerRun: integer(
-      env,
-      'HARNESS_MAX_EVENTS_PER_RUN',
-      MAX_EVENTS_PER_RUN.default,
-      MAX_EVENTS_PER_RUN.min,
-      MAX_EVENTS_PER_RUN.max,
-    ),
+    workers,
+    validatorConcurrency,
+    maxEventsPerRun,
   };
 }

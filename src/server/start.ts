@@ -29,9 +29,10 @@ export interface StartOptions {
 }
 
 /**
- * Startup, in the order CONTRACT 7 gives: credentials and numeric ranges, loopback host, the trust
- * pin against the live and committed store, then under the recovery mutex the lease, the
- * legacy-layout and sealed-pin check and the store's opening (commit-log replay). Any failure is a StartupError:
+ * Startup, in the order docs/configuration.md "Startup refusals" gives: credentials, loopback host,
+ * numeric ranges, the trust pin (missing, malformed, then against the live and the committed
+ * store), the data directory's creation, then under the recovery mutex the lease, the legacy-layout
+ * and sealed-pin check and the store's opening (commit-log replay). Any failure is a StartupError:
  * one line naming what is wrong, exit 2.
  */
 export async function startBridge(opts: StartOptions = {}): Promise<RunningBridge> {
