@@ -5,9 +5,11 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import t, { type Test } from 'tap';
+import { readBridgeEnv } from '../src/server/env.js';
 import { type StartOptions, startBridge } from '../src/server/start.js';
 import { trustStoreDigest } from '../src/server/trust-pin.js';
 import { StartupError } from '../src/storage/lease.js';
+import { runPaths } from '../src/storage/paths.js';
 import { cleanup, makeTestEnv, startTestBridge, startupFailure, type TestEnv } from './helpers/bridge.js';
 import { CLI, exitOf } from './helpers/cli.js';
 
@@ -79,11 +81,35 @@ t.test('review-trust pin', async (t) => {
   const pin = te.env[P]!;
   await refuses(t, { [P]: undefined }, [P]);
   await refuses(t, { [P]: '' }, [P]);
-  await refuses(t, { [P]: pin.toUpperCase() }, [P]);
   await refuses(t, { [P]: pin.slice(1) }, [P]);
   await refuses(t, { [P]: `${pin}0` }, [P]);
   await refuses(t, { [P]: 'g'.repeat(64) }, [P]);
   await refuses(t, { [P]: pin.replace(/.$/, (c) => (c === '0' ? '1' : '0')) }, [P]);
+  await refuses(t, { [P]: `${pin.slice(0, 63)}g` }, [P]);
+
+  t.test('hexadecimal in either case is the same pin, sealed in lowercase', async (t) => {
+    const mixed = [...pin].map((c, i) => (i % 2 === 0 ? c.toUpperCase() : c)).join('');
+    t.not(mixed, pin, 'the spelling differs');
+    t.equal(readBridgeEnv({ ...te.env, [P]: pin.toUpperCase() }).trustPin, pin);
+    const dataDir = join(te.dir, 'data-pin-case');
+    const b = await startBridge({ env: { ...te.env, [P]: mixed, HARNESS_DATA_DIR: dataDir } });
+    const res = await b.app.inject({
+      method: 'POST',
+      url: '/runs',
+      headers: {
+        'x-harness-bridge-token': te.env['HARNESS_BRIDGE_ACCESS_TOKEN']!,
+        host: new URL(b.url).host,
+      },
+      payload: { id: 'pin-case' },
+    });
+    t.equal(res.statusCode, 201, res.body);
+    await b.close();
+    const config = JSON.parse(await readFile(runPaths(dataDir, 'pin-case').config, 'utf8'));
+    t.match(JSON.stringify(config), pin, 'the sealed pin is the lowercase spelling');
+    t.notMatch(JSON.stringify(config), mixed);
+    // The run created under the mixed-case spelling reopens under the lowercase one.
+    await starts(t, { HARNESS_DATA_DIR: dataDir });
+  });
 
   t.test('the pin must match both the live store and the committed store', async (t) => {
     const repo = join(te.dir, 'repo2');
@@ -284,6 +310,12 @@ t.test('through the CLI: exit code 2 and one line naming the variable', async (t
   t.equal(short.code, 2);
   t.ok(short.stderr.includes('HARNESS_HUMAN_APPROVAL_TOKEN'));
   t.notOk(short.stderr.includes(te.env['HARNESS_BRIDGE_INTEGRITY_KEY']!), 'no credential echoed');
+
+  for (const bad of [te.env['HARNESS_REVIEW_TRUST_SHA256']!.slice(1), 'g'.repeat(64)]) {
+    const pin = await exitOf(bridgeChild({ ...te.env, HARNESS_REVIEW_TRUST_SHA256: bad }));
+    t.equal(pin.code, 2, 'a malformed pin exits 2');
+    t.ok(pin.stderr.includes('HARNESS_REVIEW_TRUST_SHA256'), pin.stderr);
+  }
 });
 
 t.test('through the CLI: a second bridge on a leased data directory', async (t) => {

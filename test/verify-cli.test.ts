@@ -290,6 +290,8 @@ t.test(
     const pin = base?.b.t.env['HARNESS_REVIEW_TRUST_SHA256'] ?? '';
     const same = await verify({ ...env, HARNESS_REVIEW_TRUST_SHA256: pin });
     t.equal(same.code, 0, same.stdout + same.stderr);
+    const capitals = await verify({ ...env, HARNESS_REVIEW_TRUST_SHA256: pin.toUpperCase() });
+    t.equal(capitals.code, 0, `the pin in capitals is the same pin: ${capitals.stdout}${capitals.stderr}`);
     const other = await verify({ ...env, HARNESS_REVIEW_TRUST_SHA256: 'a'.repeat(64) }, 'r2');
     t.equal(other.code, 2, other.stdout + other.stderr);
     t.match(
@@ -299,7 +301,7 @@ t.test(
     const malformed = await verify({ ...env, HARNESS_REVIEW_TRUST_SHA256: 'not-a-pin' });
     t.equal(malformed.code, 2);
     t.equal(malformed.stdout, '');
-    t.match(malformed.stderr, /HARNESS_REVIEW_TRUST_SHA256 must be 64 lowercase hexadecimal characters/);
+    t.match(malformed.stderr, /HARNESS_REVIEW_TRUST_SHA256 must be 64 hexadecimal characters/);
   },
 );
 

@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { CREDENTIAL_MIN_BYTES, RUN_ID_PATTERN } from '../contract/index.js';
+import { CREDENTIAL_MIN_BYTES, canonicalTrustPin, RUN_ID_PATTERN } from '../contract/index.js';
 import { readLogOffline } from '../storage/commit-log.js';
 import { resolveRoot } from '../validators/artifact-root.js';
 import { HashPool } from '../workers/pool.js';
@@ -144,9 +144,10 @@ export function registerVerify(program: Command): void {
         opts.dataDir ?? (process.env['HARNESS_DATA_DIR'] || join(homedir(), '.harness', 'runs')),
       );
       // The pin is compared only where it is configured, as it is wherever the bridge runs.
-      const pin = process.env['HARNESS_REVIEW_TRUST_SHA256'] || null;
-      if (pin !== null && !/^[0-9a-f]{64}$/.test(pin))
-        throw new UsageError('HARNESS_REVIEW_TRUST_SHA256 must be 64 lowercase hexadecimal characters');
+      const rawPin = process.env['HARNESS_REVIEW_TRUST_SHA256'] || null;
+      const pin = rawPin === null ? null : canonicalTrustPin(rawPin);
+      if (rawPin !== null && pin === null)
+        throw new UsageError('HARNESS_REVIEW_TRUST_SHA256 must be 64 hexadecimal characters');
       const key = Buffer.from(secret, 'utf8');
       const checks = await verifyDataDir(dataDir, runIds, key, new Progress(), pin);
       if (checks.length === 0) process.stderr.write(`harness verify: no runs in ${dataDir}\n`);

@@ -50,6 +50,15 @@ export const COMMIT_NAMES_MAX = 4;
  */
 export const DOCUMENT_MAX_BYTES = 8 * 1024 * 1024;
 export const CREDENTIAL_MIN_BYTES = 32;
+
+/**
+ * SPEC Limits "Trust pin: 64 hexadecimal characters": either case is hexadecimal. The canonical
+ * form is lowercase, the form sealed into run configs and compared with store digests, so a pin
+ * typed in capitals still matches runs created under its lowercase spelling. Null when malformed.
+ */
+export function canonicalTrustPin(value: string): string | null {
+  return /^[0-9a-fA-F]{64}$/.test(value) ? value.toLowerCase() : null;
+}
 export const MAX_EVENTS_PER_RUN = { default: 100_000, min: 1, max: 1_000_000 } as const;
 export const PROXY_TIMEOUT_MS = { default: 10_000, min: 100, max: 120_000 } as const;
 /** Files larger than this are hashed in the worker pool; smaller ones inline. */

@@ -1,6 +1,6 @@
 import { availableParallelism, homedir } from 'node:os';
 import { delimiter, isAbsolute, resolve } from 'node:path';
-import { CREDENTIAL_MIN_BYTES, MAX_EVENTS_PER_RUN } from '../contract/index.js';
+import { CREDENTIAL_MIN_BYTES, canonicalTrustPin, MAX_EVENTS_PER_RUN } from '../contract/index.js';
 import { isLoopbackHost } from '../contract/loopback.js';
 import { StartupError } from '../storage/lease.js';
 
@@ -77,10 +77,11 @@ export function readBridgeEnv(env: NodeJS.ProcessEnv = process.env): BridgeEnv {
     MAX_EVENTS_PER_RUN.min,
     MAX_EVENTS_PER_RUN.max,
   );
-  const trustPin = env['HARNESS_REVIEW_TRUST_SHA256'] ?? '';
-  if (trustPin === '') throw new StartupError('HARNESS_REVIEW_TRUST_SHA256 is missing');
-  if (!/^[0-9a-f]{64}$/.test(trustPin)) {
-    throw new StartupError('HARNESS_REVIEW_TRUST_SHA256 must be 64 lowercase hexadecimal characters');
+  const rawPin = env['HARNESS_REVIEW_TRUST_SHA256'] ?? '';
+  if (rawPin === '') throw new StartupError('HARNESS_REVIEW_TRUST_SHA256 is missing');
+  const trustPin = canonicalTrustPin(rawPin);
+  if (trustPin === null) {
+    throw new StartupError('HARNESS_REVIEW_TRUST_SHA256 must be 64 hexadecimal characters');
   }
   const absolute = (name: string, fallback: string) => {
     const v = env[name] || fallback;
