@@ -8,8 +8,14 @@ export const ERROR_CODES = {
     status: 400,
     doc: 'The event breaks the closed event contract; `problems` lists every violation at once.',
   },
-  run_creation_contract_violation: { status: 400, doc: 'The POST /runs body breaks its contract.' },
-  invalid_run_id: { status: 400, doc: 'The run ID is not canonical (`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`).' },
+  run_creation_contract_violation: {
+    status: 400,
+    doc: 'The POST /runs body breaks its contract (a missing or non-string `id` included).',
+  },
+  invalid_run_id: {
+    status: 400,
+    doc: 'The run ID, in the path or as the string `id` of a POST /runs body, is not canonical (`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`).',
+  },
   invalid_query: {
     status: 400,
     doc: 'A query parameter is unknown, repeated, not plain decimal digits, or out of range.',

@@ -1,11 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import {
+  BridgeError,
   type CreateRunBody,
   CreateRunSchema,
   type ErrorCode,
   EVENTS_LIMIT,
   QuarantinedRunReadView,
+  RUN_ID_PATTERN,
   RUN_ID_PATTERN_SOURCE,
   RUNS_LIMIT,
   RunReadView,
@@ -31,6 +33,21 @@ export const RunRead = Type.Object(
 );
 const digits = Type.String({ pattern: '^\\d+$' });
 
+/**
+ * SPEC Run: a non-canonical ID is refused as one, wherever it is given. A string `id` in the
+ * POST /runs body that is not canonical is 400 `invalid_run_id`, as the same ID in a path is; a
+ * missing or non-string `id` is a body that breaks its contract. The ID is not echoed.
+ */
+function checkCreateRunId(body: unknown): void {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return;
+  const id = (body as { id?: unknown }).id;
+  if (typeof id === 'string' && !RUN_ID_PATTERN.test(id)) {
+    throw new BridgeError('invalid_run_id', 'the run ID is not canonical', [
+      `id must match ${RUN_ID_PATTERN_SOURCE}`,
+    ]);
+  }
+}
+
 /** The credential values a body must not carry (computed once per app: the key is a Buffer). */
 export function secrets(ctx: BridgeContext) {
   return { human: ctx.env.humanToken, others: [ctx.env.accessToken, ctx.env.integrityKey.toString('utf8')] };
@@ -47,7 +64,10 @@ export function registerRunRoutes(app: FastifyInstance, ctx: BridgeContext): voi
         body: CreateRunSchema,
         response: { 200: CreatedRun, 201: CreatedRun },
       },
-      preValidation: async (req) => checkBodyForCredentials(req.body, bodySecrets),
+      preValidation: async (req) => {
+        checkBodyForCredentials(req.body, bodySecrets);
+        checkCreateRunId(req.body);
+      },
     },
     async (req, reply) => {
       const body = req.body as CreateRunBody;
