@@ -35,7 +35,7 @@ async function refuses(
   const err = await startupFailure({ ...opts, env: full as NodeJS.ProcessEnv });
   t.ok(err instanceof StartupError, `refused with a StartupError (${String(err)})`);
   const message = err instanceof Error ? err.message : '';
-  for (const name of names) t.ok(message.includes(name), `the message names ${name}: ${message}`);
+  for (const name of names) t.ok(message.includes(name), `the message says ${name}: ${message}`);
   t.notOk(message.includes('\n'), 'one line');
   for (const cred of [
     'HARNESS_BRIDGE_INTEGRITY_KEY',
@@ -59,7 +59,8 @@ t.test('credentials', async (t) => {
     t.test(`${name} missing, empty or short`, async (t) => {
       await refuses(t, { [name]: undefined }, [name]);
       await refuses(t, { [name]: '' }, [name]);
-      await refuses(t, { [name]: 'x'.repeat(31) }, [name]);
+      // CONTRACT 2: the message says "at least 32 bytes".
+      await refuses(t, { [name]: 'x'.repeat(31) }, [name, 'at least 32 bytes']);
       // Bytes, not characters: 16 two-byte characters are 32 bytes; 31 ASCII bytes are not.
       await starts(t, { [name]: 'é'.repeat(16) });
       await starts(t, { [name]: 'y'.repeat(32) });
@@ -70,7 +71,7 @@ t.test('credentials', async (t) => {
       const a = CREDS[i]!;
       const b = CREDS[j]!;
       t.test(`${a} equal to ${b}`, async (t) => {
-        await refuses(t, { [b]: te.env[a] }, [a, b]);
+        await refuses(t, { [b]: te.env[a] }, [a, b, 'pairwise distinct']);
       });
     }
   }
@@ -250,7 +251,10 @@ t.test('data directory refusals', async (t) => {
       startedAt: new Date().toISOString(),
     });
     await writeFile(join(dir, 'bridge.lease'), lease);
-    await refuses(t, { HARNESS_DATA_DIR: dir }, ['HARNESS_DATA_DIR']);
+    await refuses(t, { HARNESS_DATA_DIR: dir }, [
+      'HARNESS_DATA_DIR',
+      'already leased by another bridge process',
+    ]);
     t.equal(await readFile(join(dir, 'bridge.lease'), 'utf8'), lease, 'the lease is not taken over');
   });
 
@@ -309,6 +313,7 @@ t.test('through the CLI: exit code 2 and one line naming the variable', async (t
   const short = await exitOf(bridgeChild({ ...te.env, HARNESS_HUMAN_APPROVAL_TOKEN: 'short' }));
   t.equal(short.code, 2);
   t.ok(short.stderr.includes('HARNESS_HUMAN_APPROVAL_TOKEN'));
+  t.ok(short.stderr.includes('at least 32 bytes'), short.stderr);
   t.notOk(short.stderr.includes(te.env['HARNESS_BRIDGE_INTEGRITY_KEY']!), 'no credential echoed');
 
   for (const bad of [te.env['HARNESS_REVIEW_TRUST_SHA256']!.slice(1), 'g'.repeat(64)]) {
@@ -330,6 +335,7 @@ t.test('through the CLI: a second bridge on a leased data directory', async (t) 
   t.equal(second.code, 2);
   t.equal(second.stderr.trimEnd().split('\n').length, 1, second.stderr);
   t.ok(second.stderr.includes('HARNESS_DATA_DIR'), `${second.stderr}`);
+  t.ok(second.stderr.includes('already leased by another bridge process'), second.stderr);
   first.kill('SIGTERM');
   const [code] = await once(first, 'exit');
   t.equal(code, 0, 'the first bridge shuts down cleanly');
