@@ -29,7 +29,11 @@ export interface TrustStore {
   readonly keys: ReadonlyMap<string, TrustedKey>;
 }
 
-/** The commissioned-target path when the repository has a `.harness-pack`, else the harness path. */
+/**
+ * SPEC "Review trust store path": the commissioned-target path when the repository has a
+ * `.harness-pack`, else the harness repository's path. The only resolution: startup's pin check,
+ * the review gate and the verdict cache key all read this one file, never a fallback to the other.
+ */
 export async function trustStorePath(repoRoot: string): Promise<string> {
   try {
     await lstat(join(repoRoot, '.harness-pack'));
