@@ -2,6 +2,8 @@ import { readFile } from 'node:fs/promises';
 import t from 'tap';
 import { ERROR_CODES } from '../src/contract/errors.js';
 import { openApiDocument, publishedSchemas, stableJson } from '../src/server/openapi.js';
+import { ASSURANCE_RULES, CONTENT_RULES } from '../src/validators/finish-line.js';
+import { STRUCTURAL_RULES } from '../src/validators/structural.js';
 
 t.test('docs/openapi.json is what the routes generate', async (t) => {
   const committed = await readFile('docs/openapi.json', 'utf8');
@@ -53,4 +55,34 @@ t.test('the registry holds exactly the codes of CONTRACT section 3 plus internal
     'run_quarantined',
     'unsupported_media_type',
   ]);
+});
+
+t.test("README's finish-line paragraph counts and names every rule", async (t) => {
+  const readme = await readFile('README.md', 'utf8');
+  const section = readme
+    .slice(readme.indexOf('## Finish line'), readme.indexOf('## Commands'))
+    .replace(/\s+/g, ' ');
+  const total = STRUCTURAL_RULES.length + CONTENT_RULES.length + ASSURANCE_RULES.length;
+  t.match(section, `gated by ${total} rules`);
+  // How the paragraph words each rule; a rule added to the registry must be added here too.
+  const words: Record<string, string> = {
+    'required-nodes': 'nodes',
+    'required-artifacts': 'artifacts',
+    approvals: 'approvals',
+    'self-heal': 'self-heal)',
+    'self-heal-proposal': 'self-heal proposal',
+    'corrective-work': 'corrective work',
+    proof: 'proof and',
+    'production-readiness': 'production readiness',
+    'route-binding': 'route binding',
+    review: 'review roles',
+    'review-signature': 'review signature',
+    'run-packet': 'run packet',
+    waivers: 'waivers',
+    'external-validation-runtime': 'external-runtime',
+    'post-proof-mutation': 'post-proof-mutation',
+  };
+  const names = [...STRUCTURAL_RULES, ...CONTENT_RULES, ...ASSURANCE_RULES].map(([name]) => name);
+  t.same(names.slice().sort(), Object.keys(words).sort(), 'every rule has its wording');
+  for (const name of names) t.ok(section.includes(words[name]!), `README names ${name}`);
 });
