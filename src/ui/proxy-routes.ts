@@ -30,8 +30,35 @@ const ErrorEnvelope = Type.Object({
   message: Type.String(),
   problems: Type.Array(Type.String()),
 });
-/** Upstream bodies are relayed as bytes (never re-serialized); error envelopes are the proxy's own. */
+/**
+ * Upstream bodies are relayed as bytes (never re-serialized; health's success body is cut to its
+ * public fields); error envelopes are the proxy's own.
+ */
 const errorResponses = { 400: ErrorEnvelope, 403: ErrorEnvelope, 502: ErrorEnvelope, 504: ErrorEnvelope };
+
+/**
+ * The fields of the bridge's public `GET /health` (CONTRACT 4). The proxy asks with its token, so a
+ * wrong token still shows as 401, but the authenticated extras (dataDir and repoRoot, absolute
+ * paths; the trust pin; figures) never reach the browser: CONTRACT 3, no absolute path in a
+ * response. The web app reads nothing from health.
+ */
+const PUBLIC_HEALTH = ['ok', 'service', 'contractVersion', 'bridgeVersion', 'listenMode'] as const;
+
+function publicHealth(body: Buffer): Buffer {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    parsed = null;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new UiError('bridge_bad_response', 'The bridge answered with something other than JSON');
+  }
+  const health = parsed as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const name of PUBLIC_HEALTH) if (Object.hasOwn(health, name)) out[name] = health[name];
+  return Buffer.from(JSON.stringify(out));
+}
 
 /**
  * The only three routes that reach the bridge. Each builds its upstream path from a constant and,
@@ -43,7 +70,12 @@ export function registerProxyRoutes(parent: FastifyInstance, options: ProxyOptio
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const origin = options.bridgeUrl.origin;
 
-  const relay = async (reply: FastifyReply, path: string, query: Record<string, string | undefined>) => {
+  const relay = async (
+    reply: FastifyReply,
+    path: string,
+    query: Record<string, string | undefined>,
+    successBody: (body: Buffer) => Buffer = (body) => body,
+  ) => {
     const url = new URL(path, origin);
     for (const [name, value] of Object.entries(query))
       if (value !== undefined) url.searchParams.set(name, value);
@@ -51,7 +83,9 @@ export function registerProxyRoutes(parent: FastifyInstance, options: ProxyOptio
     reply.raw.once('close', () => closed.abort());
     try {
       const upstream = await fetchUpstream(url, { ...options, signal: closed.signal });
-      return reply.code(upstream.status).headers(upstream.headers).send(upstream.body);
+      const ok = upstream.status >= 200 && upstream.status < 300;
+      const body = ok ? successBody(upstream.body) : upstream.body;
+      return reply.code(upstream.status).headers(upstream.headers).send(body);
     } catch (err) {
       if (err instanceof UiError) return sendUiError(reply, err);
       throw err;
@@ -61,7 +95,7 @@ export function registerProxyRoutes(parent: FastifyInstance, options: ProxyOptio
   app.get(
     '/api/bridge/health',
     { schema: { querystring: Type.Object({}), response: errorResponses } },
-    (_request, reply) => relay(reply, '/health', {}),
+    (_request, reply) => relay(reply, '/health', {}, publicHealth),
   );
   app.get(
     '/api/bridge/runs',
