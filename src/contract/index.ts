@@ -7,3 +7,4 @@ export type * from './run-config.js';
 export * from './run-state.js';
 export * from './version.js';
 export * from './views.js';
+export * from './well-formed.js';

@@ -1,5 +1,10 @@
 import type { CreateRunBody, RunConfig } from '../contract/index.js';
-import { BridgeError, CREATE_RUN_METADATA, modeSourceProblems } from '../contract/index.js';
+import {
+  BridgeError,
+  CREATE_RUN_METADATA,
+  createRunTextProblems,
+  modeSourceProblems,
+} from '../contract/index.js';
 import { secretDigest } from '../storage/mac.js';
 import type { OpenRun } from '../storage/run-files.js';
 import type { BridgeContext } from './context.js';
@@ -69,11 +74,11 @@ export async function createRun(
   ctx: BridgeContext,
   body: CreateRunBody,
 ): Promise<{ created: boolean; run: OpenRun }> {
-  if (body.runMode !== undefined && body.eventSource !== undefined) {
-    const problems = modeSourceProblems(body.runMode, body.eventSource);
-    if (problems.length > 0)
-      throw new BridgeError('run_creation_contract_violation', 'the run violates the contract', problems);
-  }
+  const problems = createRunTextProblems(body);
+  if (body.runMode !== undefined && body.eventSource !== undefined)
+    problems.push(...modeSourceProblems(body.runMode, body.eventSource));
+  if (problems.length > 0)
+    throw new BridgeError('run_creation_contract_violation', 'the run violates the contract', problems);
   const loaded = await ctx.store.load(body.id);
   if (loaded.kind === 'quarantined')
     throw new BridgeError('run_quarantined', 'the run is quarantined', loaded.quarantine.reasons);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename } from 'node:fs/promises';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JournalEntry, RunConfig, RunState } from '../contract/index.js';
 import { applyEntry, CONFIG_MAX_BYTES, emptyState, JOURNAL_MAX_BYTES } from '../contract/index.js';
@@ -45,22 +45,44 @@ export function writeConfig(path: string, key: Buffer, config: RunConfig): Promi
   return writeSealed(path, key, 'harness.run-config.v1', config, CONFIG_MAX_BYTES);
 }
 
-/** Creates the run directory with its sealed config and an empty journal, atomically. */
+const tmpRunDir = (dataDir: string, runId: string): string =>
+  join(dataDir, `.tmp-${runDirName(runId)}-${randomBytes(4).toString('hex')}`);
+
+/**
+ * Creates the run directory with its sealed config and an empty journal, atomically. A creation
+ * that fails for any reason removes what it made: a temp directory left behind per refused request
+ * would pile up until the next start (and count against nothing the bridge can see at runtime).
+ */
 export async function createRunFiles(
   dataDir: string,
   paths: RunPaths,
   key: Buffer,
   config: RunConfig,
 ): Promise<void> {
-  const tmp = join(dataDir, `.tmp-${runDirName(config.runId)}-${randomBytes(4).toString('hex')}`);
+  const tmp = tmpRunDir(dataDir, config.runId);
   await mkdir(tmp, { mode: 0o700 });
-  await writeConfig(join(tmp, 'run-config.json'), key, config);
-  const journal = await open(join(tmp, 'events.jsonl'), 'wx', 0o600);
-  await journal.sync();
-  await journal.close();
-  await fsyncDir(tmp);
-  await rename(tmp, paths.dir);
-  await fsyncDir(dataDir);
+  let placed = false;
+  try {
+    await writeConfig(join(tmp, 'run-config.json'), key, config);
+    const journal = await open(join(tmp, 'events.jsonl'), 'wx', 0o600);
+    try {
+      await journal.sync();
+    } finally {
+      await journal.close();
+    }
+    await fsyncDir(tmp);
+    await rename(tmp, paths.dir);
+    placed = true;
+    await fsyncDir(dataDir);
+  } catch (err) {
+    // A run directory already in place is renamed out of it first, so a crash during the removal
+    // leaves a `.tmp-run-` name (removed at startup), never a run the store did not index.
+    const leftover = placed ? tmpRunDir(dataDir, config.runId) : tmp;
+    await (placed ? rename(paths.dir, leftover) : Promise.resolve())
+      .then(() => rm(leftover, { recursive: true, force: true }))
+      .catch(() => {});
+    throw err;
+  }
 }
 
 /**

@@ -5,6 +5,7 @@ import {
   EVENT_MAX_BYTES,
   EventView,
   eventRuleProblems,
+  eventTextProblems,
   type RunEvent,
   RunEventSchema,
   RunSummaryView,
@@ -34,6 +35,7 @@ function contractProblems(req: FastifyRequest): string[] {
   const problems: string[] = [];
   if (req.validationError)
     problems.push(...toBridgeError(req.validationError as never, 'event_contract_violation').problems);
+  problems.push(...eventTextProblems(req.body));
   try {
     problems.push(...eventRuleProblems(req.body as RunEvent));
   } catch {
