@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { BridgeError, type ErrorCode, errorBody, PROBLEMS_MAX_BYTES } from '../contract/index.js';
 import { RunIntegrityError } from '../storage/run-files.js';
+import { RunCeilingError } from '../storage/store.js';
 import { boundedLines } from './view-bounds.js';
 
 /** Which contract code a schema failure maps to, per route part. */
@@ -28,6 +29,13 @@ export function toBridgeError(err: FastifyError, bodyCode: ErrorCode): BridgeErr
   // Authentication failed while serving the request; the store has quarantined the run.
   if (err instanceof RunIntegrityError)
     return new BridgeError('run_quarantined', 'the run is quarantined', [err.message]);
+  // A new run past the data directory's run ceiling (POST /runs or a first event): a new run ID
+  // cannot help, so the message says what can.
+  if (err instanceof RunCeilingError)
+    return new BridgeError(
+      'run_history_full',
+      `the data directory holds its maximum of ${err.maxRuns} runs; archive it and continue with a fresh data directory`,
+    );
   if (err.validation) {
     switch (err.validationContext) {
       case 'querystring':

@@ -24,8 +24,14 @@ export interface StartOptions {
   finishLine?: FinishLineGate | null;
   /** Builds the finish-line gate from the checked environment (the CLI passes issue 3's runner). */
   makeFinishLine?: (env: BridgeEnv) => FinishLineGate;
-  /** Storage bounds tests make small (commit-log checkpoint size, open-run cache, journal and snapshot ceilings). */
-  storage?: Pick<StoreOptions, 'checkpointBytes' | 'cacheSize' | 'journalMaxBytes' | 'snapshotMaxBytes'>;
+  /**
+   * Storage bounds tests make small (commit-log checkpoint size, open-run cache, journal and
+   * snapshot ceilings, the run ceiling, which startup's layout check is given too).
+   */
+  storage?: Pick<
+    StoreOptions,
+    'checkpointBytes' | 'cacheSize' | 'journalMaxBytes' | 'snapshotMaxBytes' | 'maxRuns'
+  >;
 }
 
 /**
@@ -48,7 +54,7 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
   let store: RunStore;
   try {
     releaseLease = await acquireLease(env.dataDir);
-    const configs = await checkLayout(env.dataDir, env.integrityKey, env.trustPin);
+    const configs = await checkLayout(env.dataDir, env.integrityKey, env.trustPin, opts.storage?.maxRuns);
     // Replaying the commit log is recovery: it runs under the mutex, so a crash in the middle
     // leaves the mutex behind for an operator to see rather than a half-recovered directory.
     store = await RunStore.open({

@@ -51,26 +51,53 @@ const isRunFile = (name: string): boolean =>
  * operator no longer vouches for, or silently dropping the run. A config that fails
  * authentication is not a layout question: the store quarantines that run and serves the others.
  */
-export async function checkLayout(dataDir: string, key: Buffer, trustPin: string): Promise<LayoutConfigs> {
-  const found = await scanLayout(dataDir, key, trustPin);
+export async function checkLayout(
+  dataDir: string,
+  key: Buffer,
+  trustPin: string,
+  maxRuns: number = RUN_DIRECTORY_MAX,
+): Promise<LayoutConfigs> {
+  const found = await scanLayout(dataDir, key, trustPin, maxRuns);
   // rm removes a link itself, never what it points to.
   for (const name of found.interrupted) await rm(join(dataDir, name), { recursive: true, force: true });
   refuse(dataDir, found);
   return found.configs;
 }
 
+const isInterrupted = (name: string): boolean => name.startsWith('.tmp-run-');
+
 /**
  * The read-only half of `checkLayout`: every finding, nothing removed, nothing followed (a linked
  * run directory is never entered). With `trustPin` null the pins are not compared.
+ *
+ * At most `maxRuns` run directories are read, the ceiling the store enforces on every creation
+ * (storage/store.ts), so the bridge never writes a directory it then refuses to start from.
+ * Interrupted creations are not counted: they hold nothing, startup removes them, and anyone
+ * holding only the access token could once leave them behind. Other entries, which the bridge
+ * never makes, are bounded by the same figure on their own.
  */
 export async function scanLayout(
   dataDir: string,
   key: Buffer,
   trustPin: string | null,
+  maxRuns: number = RUN_DIRECTORY_MAX,
 ): Promise<LayoutFindings> {
   const entries = (await readdir(dataDir, { withFileTypes: true })).sort(byName);
-  if (entries.length > RUN_DIRECTORY_MAX) {
-    throw new StartupError(`HARNESS_DATA_DIR holds more than ${RUN_DIRECTORY_MAX} entries`);
+  let runs = 0;
+  let others = 0;
+  for (const { name } of entries) {
+    if (RUN_DIR_PATTERN.test(name)) runs++;
+    else if (!isInterrupted(name)) others++;
+  }
+  if (runs > maxRuns) {
+    throw new StartupError(
+      `HARNESS_DATA_DIR ${dataDir} holds more than ${maxRuns} runs: archive it and start with a fresh data directory`,
+    );
+  }
+  if (others > maxRuns) {
+    throw new StartupError(
+      `HARNESS_DATA_DIR ${dataDir} holds more than ${maxRuns} entries that are not runs: remove them, or archive the data directory and start with a fresh one`,
+    );
   }
   const found: LayoutFindings = { links: [], legacy: [], otherPin: [], configs: new Map(), interrupted: [] };
   for (const entry of entries) {
@@ -78,7 +105,7 @@ export async function scanLayout(
     // Both were just taken by this startup (lease.ts), each replacing or refusing what was there.
     if (name === LEASE_FILE || name === MUTEX_FILE) continue;
     const path = join(dataDir, name);
-    if (name.startsWith('.tmp-run-')) {
+    if (isInterrupted(name)) {
       found.interrupted.push(name);
     } else if (entry.isSymbolicLink()) {
       found.links.push(name);

@@ -13,6 +13,7 @@ import {
   emptyState,
   JOURNAL_MAX_BYTES,
   OPEN_RUN_CACHE,
+  RUN_DIRECTORY_MAX,
   SNAPSHOT_EVERY,
   SNAPSHOT_MAX_BYTES,
 } from '../contract/index.js';
@@ -37,6 +38,14 @@ import type { LoadResult, QuarantineInfo, RunStorage } from './types.js';
 
 export type { LoadResult, QuarantineInfo } from './types.js';
 
+/** A run creation past the run ceiling; nothing was written. */
+export class RunCeilingError extends Error {
+  override readonly name = 'RunCeilingError';
+  constructor(readonly maxRuns: number) {
+    super(`the data directory holds its maximum of ${maxRuns} runs`);
+  }
+}
+
 /** A fresh empty scan per new run: the writer owns and grows its `offsets` array. */
 const emptyScan = (): ScanResult => ({ count: 0, offsets: [], macs: [], size: 0, truncatedBytes: 0 });
 
@@ -51,6 +60,11 @@ export interface StoreOptions {
   journalMaxBytes?: number;
   /** The run.json ceiling, for writing and reading (default SNAPSHOT_MAX_BYTES; tests make it small). */
   snapshotMaxBytes?: number;
+  /**
+   * The most runs the data directory may hold (default RUN_DIRECTORY_MAX; tests make it small).
+   * Startup must be given the same figure (storage/layout.ts).
+   */
+  maxRuns?: number;
   /** Commit-log size that triggers a checkpoint (tests make it small). */
   checkpointBytes?: number;
   log?: (msg: string) => void;
@@ -80,13 +94,16 @@ export class RunStore implements RunStorage {
   private readonly quarantined = new Map<string, QuarantineReasons>();
   private readonly background = new Set<Promise<void>>();
   private readonly cacheSize: number;
+  /** Creations between the ceiling check and their index entry: each holds a place. */
+  private creating = 0;
   private readonly log: (msg: string) => void;
 
   /** The byte ceilings this store enforces on each journal and snapshot (health reports them). */
-  get ceilings(): { journalMaxBytes: number; snapshotMaxBytes: number } {
+  get ceilings(): { journalMaxBytes: number; snapshotMaxBytes: number; maxRuns: number } {
     return {
       journalMaxBytes: this.opts.journalMaxBytes ?? JOURNAL_MAX_BYTES,
       snapshotMaxBytes: this.opts.snapshotMaxBytes ?? SNAPSHOT_MAX_BYTES,
+      maxRuns: this.opts.maxRuns ?? RUN_DIRECTORY_MAX,
     };
   }
 
@@ -239,10 +256,23 @@ export class RunStore implements RunStorage {
     this.trimCache();
   }
 
+  /**
+   * Creates a run, within the run ceiling. Startup refuses a data directory holding more runs than
+   * that (storage/layout.ts), so a run created past it would leave a state the bridge cannot start
+   * from: the creation is refused instead, before anything is written. Every indexed run counts,
+   * quarantined ones too (each is a run directory startup reads).
+   */
   async create(config: RunConfig): Promise<OpenRun> {
+    const { maxRuns } = this.ceilings;
+    if (this.order.length + this.creating >= maxRuns) throw new RunCeilingError(maxRuns);
     const paths = runPaths(this.opts.dataDir, config.runId);
-    await createRunFiles(this.opts.dataDir, paths, this.opts.integrityKey, config);
-    this.addToIndex({ runId: config.runId, createdAt: config.createdAt });
+    this.creating++;
+    try {
+      await createRunFiles(this.opts.dataDir, paths, this.opts.integrityKey, config);
+      this.addToIndex({ runId: config.runId, createdAt: config.createdAt });
+    } finally {
+      this.creating--;
+    }
     const journal = await JournalWriter.open(
       this.opts.integrityKey,
       config.runId,

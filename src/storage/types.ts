@@ -28,8 +28,8 @@ export interface RunStorage {
   readonly size: number;
   /** Why storage stopped accepting reads and writes (a failed commit-log write or sync), if it did. */
   readonly failure: Error | null;
-  /** The byte ceilings on each run's journal and snapshot. */
-  readonly ceilings: { journalMaxBytes: number; snapshotMaxBytes: number };
+  /** The byte ceilings on each run's journal and snapshot, and the most runs storage holds. */
+  readonly ceilings: { journalMaxBytes: number; snapshotMaxBytes: number; maxRuns: number };
   has(runId: string): boolean;
   /** Run IDs in creation order, for stable paging. */
   page(offset: number, limit: number): string[];
@@ -40,6 +40,7 @@ export interface RunStorage {
    * so creation order is the order of `createdAt` and survives a restart.
    */
   nextCreatedAt(): string;
+  /** Creates a run; past the run ceiling it throws RunCeilingError and writes nothing. */
   create(config: RunConfig): Promise<OpenRun>;
   /** Removes a run created for a first event that was then refused (nothing appended). */
   discardUnused(run: OpenRun): Promise<void>;
