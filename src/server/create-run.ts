@@ -29,44 +29,60 @@ export function newConfig(
   };
 }
 
+/** What a request's root/adapter means for a run: the fields that differ, or the config to seal. */
+export interface SetupPlan {
+  differs: string[];
+  /** The config with what the request adds, to be sealed once every other check has passed. */
+  seal: RunConfig | null;
+}
+
 /**
  * Before the run's first event, each of the root and the adapter is write-once: a sealed one must
  * be repeated exactly, a missing one may still be added by the create/sync call or the first event
  * (so a pack whose create call set the root supplies its adapter on the first event). After the
  * first event nothing changes.
+ *
+ * Nothing is written here: a request refused for any other reason (another field differs, the
+ * event's mode, approval or artifact is refused) must not seal its root or adapter, which would
+ * lock out the corrected retry. The caller seals `seal` last, just before its 2xx or the journal
+ * append (CONTRACT 4: the config is durable before the record).
  */
-export async function sealOrCompareSetup(
+export async function planSetup(
   ctx: BridgeContext,
   run: OpenRun,
   input: { artifactRoot?: string | undefined; adapterPath?: string | undefined },
-): Promise<string[]> {
+): Promise<SetupPlan> {
   const { config } = run;
   const addsRoot = config.artifactRoot === null && input.artifactRoot !== undefined;
   const addsAdapter = config.adapter === null && input.adapterPath !== undefined;
-  if (run.journal.count > 0 || (!addsRoot && !addsAdapter)) return sameSetup(ctx.env, config, input);
+  if (run.journal.count > 0 || (!addsRoot && !addsAdapter))
+    return { differs: await sameSetup(ctx.env, config, input), seal: null };
   const differs = await sameSetup(ctx.env, config, {
     artifactRoot: addsRoot ? undefined : input.artifactRoot,
     adapterPath: addsAdapter ? undefined : input.adapterPath,
   });
-  if (differs.length > 0) return differs;
+  if (differs.length > 0) return { differs, seal: null };
   const setup = await resolveSetup(ctx.env, {
     artifactRoot: input.artifactRoot ?? config.artifactRoot ?? undefined,
     adapterPath: input.adapterPath ?? config.adapter?.path,
   });
   // What is sealed stays as sealed: a root that now resolves elsewhere (its path swapped for a
   // link), or an adapter re-read with other bytes, refuses the addition instead of resealing.
-  if (config.artifactRoot !== null && setup.artifactRoot !== config.artifactRoot) return ['artifactRoot'];
+  if (config.artifactRoot !== null && setup.artifactRoot !== config.artifactRoot)
+    return { differs: ['artifactRoot'], seal: null };
   const sealed = config.adapter;
   if (sealed && (setup.adapter?.path !== sealed.path || setup.adapter.sha256 !== sealed.sha256))
-    return ['adapterPath'];
-  await ctx.store.sealConfig(run, {
-    ...config,
-    ...setup,
-    artifactRoot: config.artifactRoot ?? setup.artifactRoot,
-    adapter: sealed ?? setup.adapter,
-    commissioned: config.commissioned || setup.commissioned,
-  });
-  return [];
+    return { differs: ['adapterPath'], seal: null };
+  return {
+    differs: [],
+    seal: {
+      ...config,
+      ...setup,
+      artifactRoot: config.artifactRoot ?? setup.artifactRoot,
+      adapter: sealed ?? setup.adapter,
+      commissioned: config.commissioned || setup.commissioned,
+    },
+  };
 }
 
 /** POST /runs: create once; an identical repeat returns the run; a differing field is 409. */
@@ -109,7 +125,8 @@ export async function createRun(
     if (body.eventSource !== undefined && body.eventSource !== run.config.eventSource) {
       differs.push('eventSource' as never);
     }
-    differs.push(...((await sealOrCompareSetup(ctx, run, body)) as never[]));
+    const plan = await planSetup(ctx, run, body);
+    differs.push(...(plan.differs as never[]));
     if (differs.length > 0) {
       throw new BridgeError(
         'run_already_exists',
@@ -117,6 +134,7 @@ export async function createRun(
         differs.map((f) => `${f} differs from the stored run`),
       );
     }
+    if (plan.seal) await ctx.store.sealConfig(run, plan.seal);
     return { created: false, run };
   } catch (err) {
     ctx.store.release(run);

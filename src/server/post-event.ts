@@ -23,7 +23,7 @@ import type { OpenRun } from '../storage/run-files.js';
 import { ArtifactError, claimArtifact } from '../validators/artifact-root.js';
 import { completionGate } from './completion.js';
 import type { BridgeContext } from './context.js';
-import { newConfig, sealOrCompareSetup } from './create-run.js';
+import { newConfig, planSetup, type SetupPlan } from './create-run.js';
 import { resolveSetup } from './run-setup.js';
 import { eventView, eventViewJson, summaryView } from './views.js';
 
@@ -55,6 +55,7 @@ export interface Accepted {
 }
 
 const DONE = Promise.resolve();
+const NO_SETUP: SetupPlan = { differs: [], seal: null };
 /** A generated id has this length (randomUUID), so an event can be sized before it gets one. */
 const ID_SHAPE = '00000000-0000-0000-0000-000000000000';
 
@@ -145,7 +146,7 @@ async function accept(
       durable: DONE,
     };
   }
-  const { state: s, config } = run;
+  const s = run.state;
   if (s.status === 'completed')
     throw new BridgeError('run_closed', 'the run is completed and accepts no more events');
   if (run.journal.count >= ctx.env.maxEventsPerRun) {
@@ -161,12 +162,17 @@ async function accept(
     );
   }
   const setsUp = incoming.artifactRoot !== undefined || incoming.adapterPath !== undefined;
-  const differs = setsUp ? await sealOrCompareSetup(ctx, run, incoming) : [];
-  if (differs.length > 0)
+  const plan = setsUp ? await planSetup(ctx, run, incoming) : NO_SETUP;
+  if (plan.differs.length > 0)
     throw state(
       'artifactRoot and adapterPath are immutable once set',
-      differs.map((f) => `${f} differs from the sealed value`),
+      plan.differs.map((f) => `${f} differs from the sealed value`),
     );
+  // The rules below judge a first event under the root/adapter it adds, which is sealed only once
+  // the event is accepted, just before its record (or a refused completion's run.blocked) is
+  // appended: a refused event seals nothing. Events that name neither never reach the seal path.
+  let unsealed = plan.seal;
+  const config = unsealed ?? run.config;
 
   const mode = s.runMode ?? config.runMode;
   if (mode !== null && incoming.runMode !== mode) {
@@ -211,7 +217,7 @@ async function accept(
           `node ${incoming.nodeId} writes exactly ${expected}`,
         );
       }
-      claim = await verify(ctx, run, expected);
+      claim = await verify(ctx, config.artifactRoot, expected);
       break;
     }
     case 'self_heal.pr_proposed': {
@@ -224,7 +230,7 @@ async function accept(
             `a self-heal proposal artifact is ${SELF_HEAL_PROPOSAL_PATH}`,
           );
         }
-        claim = await verify(ctx, run, SELF_HEAL_PROPOSAL_PATH);
+        claim = await verify(ctx, config.artifactRoot, SELF_HEAL_PROPOSAL_PATH);
       }
       break;
     }
@@ -234,6 +240,12 @@ async function accept(
         canonicalBytes({ ...incoming, id: incoming.id ?? ID_SHAPE, ts: incoming.ts ?? isoNow() }),
       );
       if (over > 0) throw tooLarge(over);
+      // Either way a record is appended (run.completed or run.blocked), and the gate reads the
+      // run's config: what this event adds is sealed first.
+      if (unsealed) {
+        await ctx.store.sealConfig(run, unsealed);
+        unsealed = null;
+      }
       const gate = await completionGate(ctx, run);
       if (gate.problems.length > 0) {
         const blocked = systemBlocked(incoming, gate.problems);
@@ -259,6 +271,13 @@ async function accept(
   const event = incoming as StoredEvent;
   event.id ??= randomUUID();
   event.ts ??= isoNow();
+  if (unsealed) {
+    // The append's own size check comes after the seal: a first event too large to store is
+    // refused before it seals anything (only first events pay for this extra serialization).
+    const over = eventBytesOverLimit(canonicalBytes(event));
+    if (over > 0) throw tooLarge(over);
+    await ctx.store.sealConfig(run, unsealed);
+  }
   let appended: ReturnType<typeof ctx.store.append>;
   try {
     appended = ctx.store.append(run, event, claim, seal);
@@ -303,12 +322,12 @@ async function storedWithId(
   return null;
 }
 
-async function verify(ctx: BridgeContext, run: OpenRun, path: string): Promise<ArtifactClaim> {
-  if (run.config.artifactRoot === null) {
+async function verify(ctx: BridgeContext, root: string | null, path: string): Promise<ArtifactClaim> {
+  if (root === null) {
     throw state('the run has no artifactRoot: set it on the first event or with POST /runs');
   }
   try {
-    return await claimArtifact(run.config.artifactRoot, path, ctx.pool.hasher);
+    return await claimArtifact(root, path, ctx.pool.hasher);
   } catch (err) {
     if (err instanceof ArtifactError) throw new BridgeError('artifact_verification_failed', err.message);
     throw err;
