@@ -18,6 +18,7 @@ import {
   workingTreeStatus,
 } from '../src/validators/git.js';
 import { commitFiles, gitIn } from './helpers/bridge.js';
+import { forgeIndexEntry } from './helpers/forged-index.js';
 
 /**
  * The agent writes to the operator's repository: `.git/config`, `.git/info/*`, attributes, the
@@ -467,4 +468,41 @@ t.test('work-tree attributes convert nothing: every change is seen as raw bytes'
     t.same(statusChangedPaths(await workingTreeStatus(repo, null)).sort(), ['app.js', 'evil.js']);
   });
   t.end();
+});
+
+/**
+ * The index's stat data are the agent's: an entry naming the proven blob with the stat data of the
+ * edited file makes git take the file as unchanged without reading it. The comparisons hash every
+ * file through a private index instead.
+ */
+t.test(
+  "an index entry pairing the proven object name with an edited file's stat data hides nothing",
+  async (t) => {
+    const h = await repository(t);
+    await writeFile(join(h.repo, 'a.txt'), 'six!\n');
+    await forgeIndexEntry(h.repo, 'a.txt', await h.git('rev-parse', `${h.head}:a.txt`), h.git);
+    t.equal(await h.git('status', '--porcelain'), '', 'control: plain git status sees no change');
+    t.equal(await h.git('diff', '--name-only', h.head), '', 'control: nor does plain git diff');
+    const forged = await readFile(join(h.repo, '.git', 'index'));
+    t.same(await changesSince(h.repo, h.head, null), ['a.txt'], 'changesSince');
+    t.same(statusChangedPaths(await workingTreeStatus(h.repo, null)), ['a.txt'], 'workingTreeStatus');
+    t.same(await uncomparedPaths(h.repo, null), [], 'no flag is set: nothing is reported unread');
+    t.same(await readFile(join(h.repo, '.git', 'index')), forged, "the agent's index is not written");
+  },
+);
+
+t.test('staged changes still count against the proven commit', async (t) => {
+  const h = await repository(t);
+  await writeFile(join(h.repo, '.gitignore'), '*.log\n');
+  await writeFile(join(h.repo, 'a.txt'), 'two\n');
+  await writeFile(join(h.repo, 'forced.log'), 'staged, though ignored\n');
+  await h.git('add', '-f', '.gitignore', 'a.txt', 'forced.log');
+  t.same((await changesSince(h.repo, h.head, null))?.sort(), ['.gitignore', 'a.txt', 'forced.log']);
+  const status = (await workingTreeStatus(h.repo, null)).toString('utf8');
+  t.match(
+    status,
+    /\x001 M\. N\.\.\. 100644 100644 100644 [0-9a-f]{40} [0-9a-f]{40} a\.txt\0/,
+    'the index change',
+  );
+  t.match(status, /\x001 A\. N\.\.\. 000000 100644 100644 0{40} [0-9a-f]{40} forced\.log\0/);
 });

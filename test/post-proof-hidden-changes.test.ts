@@ -5,11 +5,12 @@ import { repositoryState } from '../src/server/verdict-inputs.js';
 import { documentRefsHere } from '../src/workers/document-refs.js';
 import { commissionedRun, completed } from './helpers/commissioned-run.js';
 import { buildFixture, type Fixture, failing } from './helpers/finish-line-fixture.js';
+import { forgeIndexEntry } from './helpers/forged-index.js';
 
 /**
  * SPEC rule 9 "post-proof application mutation cannot close the run", against an agent that also
- * controls the state git's own comparison trusts: index flags, replace refs and the local ignore
- * rules. Each trick hides a post-proof change from plain `git status` (the control); the rule must
+ * controls the state git's own comparison trusts: index flags and stat data, replace refs and the
+ * local ignore rules. Each trick hides a post-proof change from plain `git status` (the control); the rule must
  * still refuse, and the verdict cache key (which a completed-run read consults) must move.
  */
 const EVIL = 'export const add = () => 4; // changed after the proof\n';
@@ -28,6 +29,13 @@ const tricks: [string, Trick][] = [
     async (f) => {
       await writeFile(join(f.repo, 'app.js'), EVIL);
       await f.git('update-index', '--assume-unchanged', 'app.js');
+    },
+  ],
+  [
+    "an index entry pairing the proven object name with the edited file's stat data",
+    async (f) => {
+      await writeFile(join(f.repo, 'app.js'), EVIL);
+      await forgeIndexEntry(f.repo, 'app.js', await f.git('rev-parse', `${f.postFix}:app.js`), f.git);
     },
   ],
   [

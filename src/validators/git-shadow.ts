@@ -28,6 +28,9 @@ import { execa } from 'execa';
  *
  * What stays the agent's: the objects, refs and index (data git reads, never runs), the work
  * tree's `.gitattributes` (which can name a driver, but none is defined) and `.gitignore` files.
+ * A query comparing the work tree with the index does not take the agent's index as it is: its
+ * entries are copied, without their stat data, into an `index` of the bridge's in this directory,
+ * and git hashes every file into it (git.ts, gitHashingWorkTree).
  */
 export interface Shadow {
   dir: string;

@@ -28,13 +28,26 @@ interface GitResult {
 /** What a query answers when there is no repository to ask: git is not started. */
 const NO_REPOSITORY: GitResult = { exitCode: 128, stdout: new Uint8Array() };
 
+interface RunOptions {
+  /** GIT_INDEX_FILE instead of the agent's index. */
+  index?: string;
+  /** Bytes for git's standard input (none otherwise). */
+  input?: Uint8Array;
+}
+
+type Run = (args: string[], options?: RunOptions) => Promise<GitResult>;
+
 /**
- * Git with the repository read through a shadow git directory (git-shadow.ts): it never reads the
- * agent-written `.git/config` or `.git/info/*`, so no filter, textconv, fsmonitor or transport the
- * repository defines exists for it. The `-c` options say the same again, should a config ever be
- * read. The work tree is HARNESS_REPO_ROOT's own (git-isolation.ts).
+ * Runs `use` with git bound to the repository read through a shadow git directory
+ * (git-shadow.ts): git never reads the agent-written `.git/config` or `.git/info/*`, so no filter,
+ * textconv, fsmonitor or transport the repository defines exists for it. The `-c` options say the
+ * same again, should a config ever be read. The work tree is HARNESS_REPO_ROOT's own
+ * (git-isolation.ts). `scratch` is the shadow directory, removed once `use` settles.
  */
-async function git(repoRoot: string, args: string[]): Promise<GitResult> {
+async function inShadow(
+  repoRoot: string,
+  use: (run: Run, scratch: string) => Promise<GitResult>,
+): Promise<GitResult> {
   const hardened = [
     '-c',
     'core.fsmonitor=false',
@@ -54,23 +67,61 @@ async function git(repoRoot: string, args: string[]): Promise<GitResult> {
   if (top === null) return NO_REPOSITORY;
   const shadow = await shadowRepository(top, env);
   if (shadow === null) return NO_REPOSITORY;
-  try {
+  const run: Run = async (args, { index, input } = {}) => {
     const r = await execa('git', [...hardened, `--git-dir=${shadow.dir}`, `--work-tree=${top}`, ...args], {
       cwd: repoRoot,
       reject: false,
       timeout: GIT_TIMEOUT_MS,
-      stdin: 'ignore',
+      ...(input === undefined ? { stdin: 'ignore' as const } : { input }),
       encoding: 'buffer',
       // Byte for byte: showCommitted's blob keeps its final newline.
       stripFinalNewline: false,
       maxBuffer: 16 * 1024 * 1024,
       extendEnv: false,
-      env: { ...env, ...shadow.env },
+      env: { ...env, ...shadow.env, ...(index === undefined ? {} : { GIT_INDEX_FILE: index }) },
     });
     return { exitCode: r.exitCode ?? -1, stdout: r.stdout };
+  };
+  try {
+    return await use(run, shadow.dir);
   } finally {
     await shadow.dispose();
   }
+}
+
+/** One git command in the shadow git directory, with the agent's index (read as data). */
+function git(repoRoot: string, args: string[]): Promise<GitResult> {
+  return inShadow(repoRoot, (run) => run(args));
+}
+
+/**
+ * One git command that compares the work tree with the index, run with a bridge-private index
+ * instead of the agent's: the agent's entries (path, mode, object name, stage) copied by
+ * `update-index --index-info` into a new file in the shadow directory, with no stat data, then
+ * refreshed by git (`update-index --refresh`), which hashes every file to record its stat data.
+ *
+ * The agent writes `.git/index`, stat data included, and git takes an entry whose stat data match
+ * the file as proof that the file holds the entry's object: an entry pairing the proven object
+ * name with an edited file's size, times and inode hides that edit from `diff` and `status`
+ * without any flag. A copied entry's stat data are zero and match no file, so the only stat data
+ * git trusts here are those it recorded after hashing the file itself, in this call. The refresh
+ * compares a file's hash with the entry's object name, never reading the object (a blob missing
+ * from a partial clone is not needed), and does not look into submodules. Flags are not copied:
+ * a skip-worktree or assume-unchanged file is compared by its bytes too (uncomparedPaths still
+ * reports it).
+ */
+function gitHashingWorkTree(repoRoot: string, args: string[]): Promise<GitResult> {
+  return inShadow(repoRoot, async (run, scratch) => {
+    // Every entry, from the top level: `--index-info` takes paths from there.
+    const entries = await run(['ls-files', '--stage', '-z', '--full-name', '--', ':/']);
+    if (entries.exitCode !== 0) return entries;
+    const index = join(scratch, 'index');
+    const copied = await run(['update-index', '-z', '--index-info'], { index, input: entries.stdout });
+    if (copied.exitCode !== 0) return copied;
+    const refresh = ['update-index', '-q', '--unmerged', '--ignore-submodules', '--refresh'];
+    const hashed = await run(refresh, { index });
+    return hashed.exitCode === 0 ? run(args, { index }) : hashed;
+  });
 }
 
 /** True only when `sha` is a full object name of a commit present in the repository. */
@@ -147,7 +198,8 @@ const DIFF_OPTIONS = ['--no-ext-diff', '--no-textconv', '--ignore-submodules=dir
 const names = (b: Uint8Array) => Buffer.from(b).toString('utf8').split('\0').filter(Boolean);
 
 /**
- * Working-tree changes relative to `commit`: tracked files that differ, and every path
+ * Working-tree changes relative to `commit`: tracked files whose bytes differ (each file hashed,
+ * never taken as unchanged on the index's stat data: gitHashingWorkTree), and every path
  * uncomparedPaths reports, excluding `excludeRel` (the artifact root when it sits inside the
  * repository). Returns null when git cannot answer (which callers treat as a problem, never a pass).
  */
@@ -158,7 +210,7 @@ export async function changesSince(
 ): Promise<string[] | null> {
   if (!isCommitName(commit)) return null;
   const [diff, uncompared] = await Promise.all([
-    git(repoRoot, [
+    gitHashingWorkTree(repoRoot, [
       'diff',
       ...DIFF_OPTIONS,
       '--name-only',
@@ -257,9 +309,9 @@ export async function committedObjectId(repoRoot: string, path: string): Promise
 
 /**
  * `git status --porcelain=v2 --branch` of the working tree that changesSince compares, the artifact
- * root left out: HEAD's commit, every index and working-tree change against it, and every untracked
- * file that is not ignored (one entry each). Throws when git cannot answer, and when a submodule is
- * checked out (checkedOutSubmodule).
+ * root left out: HEAD's commit, every index and working-tree change against it (each file hashed,
+ * gitHashingWorkTree), and every untracked file that is not ignored (one entry each). Throws when
+ * git cannot answer, and when a submodule is checked out (checkedOutSubmodule).
  */
 export function workingTreeStatus(repoRoot: string, excludeRel: string | null): Promise<Buffer> {
   return statusWith(repoRoot, excludeRel, indexEntries(repoRoot, excludeRel));
@@ -271,7 +323,7 @@ async function statusWith(
   indexed: Promise<IndexEntry[] | null>,
 ): Promise<Buffer> {
   const [r, entries] = await Promise.all([
-    git(repoRoot, [
+    gitHashingWorkTree(repoRoot, [
       ...['status', '--porcelain=v2', '-z', '--branch', '--untracked-files=all', '--no-renames'],
       ...['--ignore-submodules=dirty', ...scopeSpec(excludeRel)],
     ]),
