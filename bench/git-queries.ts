@@ -22,9 +22,9 @@ const queries: [string, () => Promise<unknown>][] = [
   ['headCommit (rev-parse)', () => headCommit(repo)],
   ['commitExists (cat-file -e)', () => commitExists(repo, head)],
   ['showCommitted (cat-file blob)', () => showCommitted(repo, 'package.json')],
-  ['workingTreeStatus (status + ls-files)', () => workingTreeStatus(repo, null)],
+  ['workingTreeStatus (index copy + status)', () => workingTreeStatus(repo, null)],
   ['uncomparedPaths (3 x ls-files)', () => uncomparedPaths(repo, null)],
-  ['changesSince (diff + 3 x ls-files)', () => changesSince(repo, head, null)],
+  ['changesSince (index copy + diff, ls-files)', () => changesSince(repo, head, null)],
 ];
 
 const ms = (sorted: number[], q: number) =>
