@@ -29,6 +29,14 @@ export const RESPONSE_MAX_BYTES = 1024 * 1024;
 export const VIEW_APPROVALS_MAX_BYTES = 256 * 1024;
 export const VIEW_PROBLEMS_MAX_BYTES = 64 * 1024;
 /**
+ * A run view's node and artifact texts (`skipReason`, `failureReason`, `recoveryPath`: three per
+ * node, three per artifact record) share this many bytes of JSON. Each is at most one event's
+ * 16 KiB, but 14 nodes (a skip reason kept beside a later failure) and 15 artifact records hold
+ * 87 of them, some 700 KiB; past the share the longest are shortened alike, with a marker, and
+ * `textsShortened` counts them. The journal keeps every text whole.
+ */
+export const VIEW_TEXTS_MAX_BYTES = 256 * 1024;
+/**
  * The `problems` of a failure envelope and the `quarantine.reasons` of a view are cut to this, with
  * one line saying how many more there are: a refused completion or a drifted run can name as many
  * problems as its documents name paths.

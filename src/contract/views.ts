@@ -148,6 +148,11 @@ export const RunView = Type.Object(
       description: 'approvals of the run left out of `approvals` to keep the response under 1 MiB',
     }),
     artifacts: Type.Array(ArtifactView),
+    textsShortened: Type.Integer({
+      minimum: 0,
+      description:
+        'node and artifact texts (skipReason, failureReason, recoveryPath) shortened to keep the response under 1 MiB: together they are cut to 256 KiB, the longest first, each ending in `… [N more bytes not shown]`; the event that set a text holds it whole',
+    }),
     selfHeal: Type.Object({
       detected: Type.Boolean(),
       detectedSeq: Nullable(Type.Integer()),

@@ -2,7 +2,7 @@ import type { EventViewT, JournalEntry, RunSummary, RunViewT } from '../contract
 import { NODE_IDS, pendingApprovalCount } from '../contract/index.js';
 import type { OpenRun } from '../storage/run-files.js';
 import type { QuarantineInfo } from '../storage/store.js';
-import { boundedApprovals, boundedProblems, boundedQuarantine } from './view-bounds.js';
+import { boundedApprovals, boundedProblems, boundedQuarantine, boundTexts } from './view-bounds.js';
 
 /** Response views. Absolute paths (artifact root, adapter file) never leave the bridge in a run view. */
 export function eventView(entry: JournalEntry): EventViewT {
@@ -68,6 +68,26 @@ export function runView(
   const { state, config } = run;
   const required = new Set(config.requiredNodes);
   const { approvals, omitted } = boundedApprovals(state.approvals);
+  const nodes = NODE_IDS.map((id) => {
+    const node = state.nodes[id];
+    const artifact = config.artifactByNode[id] ?? null;
+    // As the artifact record says: a last write reported failed is not a verified artifact.
+    const record = artifact === null ? undefined : state.artifacts[artifact];
+    return {
+      id,
+      state: node.state,
+      required: required.has(id),
+      artifact,
+      artifactVerified: record !== undefined && record.outcome !== 'failed',
+      skipReason: node.skipReason,
+      failureReason: node.failureReason,
+      recoveryPath: node.recoveryPath,
+      updatedSeq: node.seq,
+    };
+  });
+  const artifacts = Object.values(state.artifacts).map((a) => ({ ...a }));
+  // Shortens the copies only: the run state and the journal keep every text whole.
+  const textsShortened = boundTexts([...nodes, ...artifacts]);
   return {
     ...summaryView(run, quarantine),
     metadata: { ...config.metadata } as Record<string, string>,
@@ -80,26 +100,11 @@ export function runView(
         }
       : null,
     trustPin: config.trustPin,
-    nodes: NODE_IDS.map((id) => {
-      const node = state.nodes[id];
-      const artifact = config.artifactByNode[id] ?? null;
-      // As the artifact record says: a last write reported failed is not a verified artifact.
-      const record = artifact === null ? undefined : state.artifacts[artifact];
-      return {
-        id,
-        state: node.state,
-        required: required.has(id),
-        artifact,
-        artifactVerified: record !== undefined && record.outcome !== 'failed',
-        skipReason: node.skipReason,
-        failureReason: node.failureReason,
-        recoveryPath: node.recoveryPath,
-        updatedSeq: node.seq,
-      };
-    }),
+    nodes,
     approvals,
     approvalsOmitted: omitted,
-    artifacts: Object.values(state.artifacts).map((a) => ({ ...a })),
+    artifacts,
+    textsShortened,
     selfHeal: {
       detected: state.selfHeal.detectedSeq !== null,
       detectedSeq: state.selfHeal.detectedSeq,
