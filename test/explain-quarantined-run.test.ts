@@ -1,9 +1,8 @@
-import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import t from 'tap';
-import { runPaths } from '../src/storage/paths.js';
-import { cleanup, ev, makeTestEnv, startTestBridge } from './helpers/bridge.js';
+import { cleanup, ev, makeTestEnv } from './helpers/bridge.js';
+import { startWithQuarantinedRun } from './helpers/quarantine.js';
 
 /**
  * `harness explain` on a quarantined run: the bridge reads it as its summary and quarantine
@@ -14,16 +13,9 @@ const main = join(import.meta.dirname, '../dist/src/cli/main.js');
 
 t.test('explain prints the quarantine reasons of a quarantined run and exits 1', async (t) => {
   const te = await makeTestEnv();
-  const seeded = await startTestBridge(te);
-  t.equal((await seeded.req('POST', '/runs', { id: 'victim', title: 'seeded' })).status, 201);
-  t.equal((await seeded.req('POST', '/runs/victim/events', ev())).status, 201);
-  await seeded.close();
-  // One flipped bit in the sealed config: the run fails authentication when the bridge opens it.
-  const config = runPaths(te.dataDir, 'victim').config;
-  const buf = await readFile(config);
-  buf[buf.indexOf('"title":"seeded') + '"title":"seeded'.length - 1]! ^= 0x01;
-  await writeFile(config, buf);
-  const b = await startTestBridge(te);
+  const b = await startWithQuarantinedRun(t, te, 'victim', async (seeded) => {
+    t.equal((await seeded.req('POST', '/runs/victim/events', ev())).status, 201);
+  });
   t.teardown(() => cleanup(b));
   const got = await b.req('GET', '/runs/victim');
   t.equal(got.body['run'].status, 'quarantined');
