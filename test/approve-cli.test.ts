@@ -41,6 +41,8 @@ async function bridge(
     approvals?: typeof approvals;
     approvalsOmitted?: number;
     pendingApprovals?: number;
+    /** Members that replace the run read's. */
+    run?: Record<string, unknown>;
   } = {},
 ) {
   const posted: { body: Record<string, unknown>; headers: Record<string, unknown> }[] = [];
@@ -63,6 +65,7 @@ async function bridge(
                 opts.pendingApprovals ??
                 (opts.approvals ?? approvals).filter((a) => a.status === 'pending').length,
               events: [],
+              ...opts.run,
             },
           }),
         );
@@ -224,6 +227,27 @@ t.test('agent-chosen owners and scopes reach the terminal without control charac
   t.match(none.out.stderr, /owner: sec\\u\{1b\}\[2J\\u\{1b\}\[1;1Hall clear/, 'shown as visible escapes');
   t.match(none.out.stderr, /scope: deploy\\u\{202e\} dorp\\u\{d\}\\u\{a\}fake line/);
   t.equal(posted.length, 0);
+});
+
+t.test('a quarantined run: its reasons, escaped, instead of a missing approval; exit 1', async (t) => {
+  const reasons = ['journal record 3 failed authentication', 'evil\u001b[2J\r\nall clear\u202e'];
+  const quarantined = {
+    status: 'quarantined',
+    approvals: undefined,
+    quarantine: { reasons, since: pendingAt },
+  };
+  const { posted, env } = await bridge(t, { run: quarantined });
+  const got = io(env);
+  t.equal(await approve(RUN, grant, got.io), 1);
+  t.equal(
+    got.out.stderr,
+    `harness approve: run ${RUN} is quarantined and accepts no approval decision\n` +
+      '  quarantined: journal record 3 failed authentication\n' +
+      '  quarantined: evil\\u{1b}[2J\\u{d}\\u{a}all clear\\u{202e}\n',
+  );
+  t.notMatch(got.out.stderr, /no pending approval/);
+  t.equal(got.out.stdout, '');
+  t.equal(posted.length, 0, 'nothing is posted');
 });
 
 t.test('an approval the run view left out is named as such: exit 1, nothing posted', async (t) => {

@@ -70,6 +70,12 @@ export async function approve(runId: string, opts: ApproveOptions, io: ApproveIO
   }
   if (read.status !== 200) return fail(describeFailure(read));
   const run = read.body['run'] as Partial<RunViewT> & { status?: string };
+  // A quarantined run's view carries no approvals (the bridge no longer trusts its record) and the
+  // run accepts no event: the quarantine, not a missing approval, is why nothing can be decided.
+  if (run.status === 'quarantined') {
+    const reasons = (run.quarantine?.reasons ?? []).map((r) => `\n  quarantined: ${terminalText(r)}`);
+    return fail(`run ${runId} is quarantined and accepts no approval decision${reasons.join('')}`);
+  }
   const pending = (run.approvals ?? []).filter(
     (a) =>
       a.status === 'pending' &&
