@@ -1,6 +1,6 @@
 import t from 'tap';
 import { describeFailure } from '../src/cli/http.js';
-import { terminalText } from '../src/cli/terminal.js';
+import { terminalJson, terminalText } from '../src/cli/terminal.js';
 
 /** Bridge text is written to the operator's terminal with every control and bidi character visible. */
 t.test('terminalText', async (t) => {
@@ -22,4 +22,12 @@ t.test('describeFailure escapes the message and every problem', async (t) => {
     },
   } as never);
   t.equal(text, 'finish_line_blocked: refused\\u{1b}[2J\n  - p\\u{7}\n  - ok');
+});
+
+t.test('terminalJson writes DEL, C1 and bidi characters as JSON escapes', async (t) => {
+  const value = { path: 'a\u001b[2J\u007f\u009b31m\u202eb', n: 1, ok: 'ünïcode 😀' };
+  const text = terminalJson(value, 2);
+  t.notOk(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/.test(text), 'only newlines are raw');
+  t.ok(text.includes('a\\u001b[2J\\u007f\\u009b31m\\u202eb'));
+  t.same(JSON.parse(text), value, 'the same value');
 });

@@ -3,6 +3,7 @@ import type { RunEvent, RunMode } from '../contract/index.js';
 import { ACTORS, EVENT_SOURCES, EVENT_TYPES, NODE_IDS, RUN_MODES, STATUSES } from '../contract/index.js';
 import { CREDENTIAL_VARS, refuseIntegrityKey, requireEnv, UsageError } from './env.js';
 import { bridgeRequest, describeFailure } from './http.js';
+import { terminalJson } from './terminal.js';
 
 const DEFAULT_SOURCE: Record<RunMode, RunEvent['eventSource']> = {
   live: 'api',
@@ -111,7 +112,7 @@ export function registerEmit(program: Command): void {
           return;
         }
         process.stdout.write(
-          `${JSON.stringify({ seq: res.body['seq'], duplicate: res.body['duplicate'] === true, event: res.body['event'] })}\n`,
+          `${terminalJson({ seq: res.body['seq'], duplicate: res.body['duplicate'] === true, event: res.body['event'] })}\n`,
         );
       },
     );

@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerCommands } from './commands.js';
 import { UsageError } from './env.js';
+import { terminalText } from './terminal.js';
 
 /** Exit codes for every command (CONTRACT section 8): 0 success, 1 check or request failed, 2 usage or environment. */
 const program = new Command('harness')
@@ -16,10 +17,11 @@ try {
   if (err instanceof CommanderError) {
     process.exitCode = err.exitCode === 0 ? 0 : 2;
   } else if (err instanceof UsageError) {
-    process.stderr.write(`harness: ${err.message}\n`);
+    process.stderr.write(`harness: ${terminalText(err.message)}\n`);
     process.exitCode = 2;
   } else {
-    process.stderr.write(`harness: ${err instanceof Error ? err.message : String(err)}\n`);
+    // A failure can name an artifact path, an adapter value or a bridge answer: agent-chosen text.
+    process.stderr.write(`harness: ${terminalText(err instanceof Error ? err.message : String(err))}\n`);
     process.exitCode = 1;
   }
 }

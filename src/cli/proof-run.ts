@@ -10,6 +10,7 @@ import { changesSince, headCommit } from '../validators/git.js';
 import { CREDENTIAL_VARS, UsageError } from './env.js';
 import { writeJsonArtifact } from './evidence-tools.js';
 import { localArtifactMap, realArtifactRoot, repoRootFromEnv } from './local-paths.js';
+import { terminalJson } from './terminal.js';
 
 /**
  * `harness proof run --run <id> --artifact-root D -- <command...>`: runs the command with a
@@ -95,7 +96,7 @@ export function registerProofRun(program: Command): void {
         const subject = await proofSubject(root);
         if (subject) doc.subject = subject;
         await writeJsonArtifact(root, path, doc);
-        process.stdout.write(`${JSON.stringify({ ok: passed, path, status: doc.status, exitCode })}\n`);
+        process.stdout.write(`${terminalJson({ ok: passed, path, status: doc.status, exitCode })}\n`);
         process.exitCode = passed ? 0 : 1;
       },
     );

@@ -4,6 +4,7 @@ import { refuseIntegrityKey, requireEnv, UsageError } from './env.js';
 import { computeEvidenceBundle } from './evidence-tools.js';
 import { bridgeRequest, describeFailure } from './http.js';
 import { localArtifactMap, realArtifactRoot } from './local-paths.js';
+import { terminalJson } from './terminal.js';
 
 /**
  * `harness run create <id> --artifact-root D [--adapter-path P] [--print-evidence-bundle]`:
@@ -53,13 +54,12 @@ export function registerRunCreate(program: Command): void {
         });
         if (r.body['ok'] !== true) {
           process.stderr.write(`${describeFailure(r)}\n`);
-          if (opts.printEvidenceBundle)
-            process.stdout.write(`${JSON.stringify({ ...out, ok: false }, null, 2)}\n`);
+          if (opts.printEvidenceBundle) process.stdout.write(`${terminalJson({ ...out, ok: false }, 2)}\n`);
           process.exitCode = 1;
           return;
         }
         process.stdout.write(
-          `${JSON.stringify({ ok: true, created: r.body['created'] === true, ...out }, null, 2)}\n`,
+          `${terminalJson({ ok: true, created: r.body['created'] === true, ...out }, 2)}\n`,
         );
       },
     );

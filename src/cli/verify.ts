@@ -7,6 +7,7 @@ import { resolveRoot } from '../validators/artifact-root.js';
 import { HashPool } from '../workers/pool.js';
 import { requireEnv, UsageError } from './env.js';
 import { Progress } from './progress.js';
+import { terminalText } from './terminal.js';
 import { LOG_LINK_REASON, layoutTargets, OTHER_PIN_REASON } from './verify-layout.js';
 import { authenticateRun, type RunCheck } from './verify-run.js';
 
@@ -150,8 +151,9 @@ export function registerVerify(program: Command): void {
         throw new UsageError('HARNESS_REVIEW_TRUST_SHA256 must be 64 hexadecimal characters');
       const key = Buffer.from(secret, 'utf8');
       const checks = await verifyDataDir(dataDir, runIds, key, new Progress(), pin);
-      if (checks.length === 0) process.stderr.write(`harness verify: no runs in ${dataDir}\n`);
-      for (const c of checks) process.stdout.write(`${line(c)}\n`);
+      if (checks.length === 0) process.stderr.write(`harness verify: no runs in ${terminalText(dataDir)}\n`);
+      // Artifact roots and paths (and the problems naming them) are agent-chosen strings.
+      for (const c of checks) process.stdout.write(`${terminalText(line(c))}\n`);
       const tampered = checks.some((c) => c.tampered.length > 0);
       const unverifiable = checks.some((c) => c.unverifiable.length > 0);
       process.exitCode = tampered ? 1 : unverifiable ? 2 : 0;
