@@ -15,11 +15,13 @@ export async function fetchRunView(session: McpSession, runId: string): Promise<
 
 /**
  * The real artifact root of a run, as the agent names it (`given`, else the root this session
- * saw accepted), cross-checked with the bridge: `POST /runs {id, artifactRoot}` answers 200 only
- * when the root resolves to the one sealed into the run (on a run with no root and no events yet
- * it seals it), and 409 `run_already_exists` when it differs. Nothing is appended to the journal,
- * so a wrong root is caught before a byte is written rather than after the bridge looks
- * elsewhere (or, worse, finds a stale file of the same name under the real root).
+ * saw accepted), resolved here once and cross-checked with the bridge: `POST /runs {id,
+ * artifactRoot}` with the resolved path answers 200 only when it resolves to the one sealed into
+ * the run (on a run with no root and no events yet it seals it), and 409 `run_already_exists` when
+ * it differs. The path the bridge confirmed is the path written under: resolving `given` again
+ * after the check would let a link swapped in between point the write elsewhere. Nothing is
+ * appended to the journal, so a wrong root is caught before a byte is written rather than after
+ * the bridge looks elsewhere (or, worse, finds a stale file of the same name under the real root).
  */
 export async function confirmedRoot(
   session: McpSession,
@@ -39,8 +41,6 @@ export async function confirmedRoot(
       ),
     };
   }
-  const res = await session.request('POST', '/runs', { id: runId, artifactRoot: root });
-  if (!isSuccess(res)) return { ok: false, result: bridgeFailure(res) };
   let real: string;
   try {
     real = await resolveRoot(root);
@@ -52,6 +52,8 @@ export async function confirmedRoot(
       ]),
     };
   }
+  const res = await session.request('POST', '/runs', { id: runId, artifactRoot: real });
+  if (!isSuccess(res)) return { ok: false, result: bridgeFailure(res) };
   session.roots.set(runId, root);
   return { ok: true, value: real };
 }
