@@ -19,8 +19,35 @@ export function allowedHosts(host: string, port: number): Set<string> {
   return new Set([`${bracketed}:${port}`.toLowerCase(), `localhost:${port}`]);
 }
 
+/** The route of the web app's files (server.ts); every other GET route is the API proxy. */
+export const APP_ROUTE = '/*';
+
 /**
- * Browser defence, before any routing work:
+ * Whether the request was routed to the web app's files. The router percent-decodes the path
+ * (`/%61pi/bridge/runs` reaches the `/api/bridge/runs` proxy route), so every rule that depends on
+ * what a request reaches keys on the route the router matched, never on the raw URL.
+ */
+export function isAppRoute(request: FastifyRequest): boolean {
+  return request.method === 'GET' && request.routeOptions.url === APP_ROUTE;
+}
+
+/**
+ * The navigation exemption covers the app's pages by their plain spelling only: routed to the app,
+ * with no percent-encoding, no empty or dot segment and nothing under /api/. The app never links to
+ * another spelling, and none of them can then reach the proxy whatever the router makes of it.
+ */
+function isPlainAppPage(request: FastifyRequest): boolean {
+  if (!isAppRoute(request)) return false;
+  const path = request.url.split('?')[0] ?? '';
+  if (path.includes('%') || path.startsWith('/api/')) return false;
+  return !path
+    .slice(1)
+    .split('/')
+    .some((segment, i, all) => (segment === '' && i < all.length - 1) || segment === '.' || segment === '..');
+}
+
+/**
+ * Browser defence, before any handler runs (after routing: the checks need the matched route):
  * - Host must name this loopback server, or a DNS-rebinding page could read the proxy as "same origin".
  * - A present Origin must be exactly this server: other ports on localhost are same-site, not same-origin,
  *   and any local web page could otherwise read runs through the token the proxy injects.
@@ -37,7 +64,7 @@ export function checkBrowserRequest(request: FastifyRequest, hosts: ReadonlySet<
   }
   const site = request.headers['sec-fetch-site'];
   if (site === undefined || site === 'same-origin' || site === 'none') return null;
-  const navigation = request.headers['sec-fetch-mode'] === 'navigate' && !request.url.startsWith('/api/');
+  const navigation = request.headers['sec-fetch-mode'] === 'navigate' && isPlainAppPage(request);
   return navigation ? null : new UiError('origin_not_allowed', 'Cross-site requests are refused');
 }
 

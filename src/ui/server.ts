@@ -3,7 +3,14 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { PROXY_MAX_BYTES, type UiConfig } from './config.js';
 import { UiError } from './errors.js';
-import { allowedHosts, checkBrowserRequest, SECURITY_HEADERS, sendUiError } from './guard.js';
+import {
+  APP_ROUTE,
+  allowedHosts,
+  checkBrowserRequest,
+  isAppRoute,
+  SECURITY_HEADERS,
+  sendUiError,
+} from './guard.js';
 import { registerProxyRoutes } from './proxy-routes.js';
 import { defaultWebRoot, loadStaticFiles } from './static.js';
 
@@ -49,7 +56,8 @@ export async function buildUiServer(options: UiServerOptions): Promise<FastifyIn
   });
   app.addHook('onSend', async (request, reply, payload) => {
     reply.headers(SECURITY_HEADERS);
-    if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store');
+    // Keyed on the matched route: an encoded spelling of /api/ reaches the proxy all the same.
+    if (!isAppRoute(request)) reply.header('cache-control', 'no-store');
     return payload;
   });
 
@@ -92,7 +100,7 @@ export async function buildUiServer(options: UiServerOptions): Promise<FastifyIn
 
   const files = loadStaticFiles(options.webRoot ?? defaultWebRoot());
   if (files.size === 0) (app.log as FastifyBaseLogger).warn(NOT_BUILT.trim());
-  app.get('/*', (request, reply) => {
+  app.get(APP_ROUTE, (request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
     const file = files.get(path === '/' ? '/index.html' : path);
     if (path === '/' && file === undefined)
