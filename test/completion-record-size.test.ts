@@ -66,6 +66,28 @@ t.test('a refused completion quoting control characters still records its run.bl
   t.equal((await b.req('GET', '/runs/ctl')).body['run'].status, 'blocked');
 });
 
+t.test('a refused completion quoting a lone surrogate still records its run.blocked', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  await driveToReady(b, 'sur');
+  // JSON may escape a lone surrogate; the parsed path is not well-formed Unicode, which canonical
+  // JSON cannot sign: the gate's problems quote it, and the run.blocked record must still be stored.
+  await writeArtifact(
+    b.t.artifactRoot,
+    'run/packet.json',
+    JSON.stringify({ artifacts: [{ path: 'missing-\ud800.txt', sha256: 'x' }] }),
+  );
+  const before = await b.journal('sur');
+  const r = await complete(b, 'sur');
+  t.equal(r.status, 409, JSON.stringify(r.body).slice(0, 300));
+  t.equal(r.body['error'], 'finish_line_blocked');
+  const added = records((await b.journal('sur')).subarray(before.length));
+  t.equal(added.length, 1, 'exactly one record appended');
+  t.equal(added[0]!['event'].type, 'run.blocked');
+  t.ok((added[0]!['event'].message as string).isWellFormed(), 'the stored message is well-formed');
+  t.equal((await b.req('GET', '/runs/sur')).body['run'].status, 'blocked');
+});
+
 t.test('cutForJournal', async (t) => {
   t.equal(cutForJournal('short', 10, 100), 'short', 'what fits is kept whole');
   const long = 'x'.repeat(50);
@@ -79,4 +101,5 @@ t.test('cutForJournal', async (t) => {
   t.notOk(/[\uD800-\uDBFF]\.\.\.$/.test(cutPairs), 'never ends on half a surrogate pair');
   t.ok(cutPairs.length <= 11);
   t.equal(cutForJournal('y'.repeat(TEXT_FIELD_MAX + 5), TEXT_FIELD_MAX, 1 << 20).length, TEXT_FIELD_MAX);
+  t.equal(cutForJournal('a\ud800b', 10, 100), 'a\ufffdb', 'a lone surrogate becomes U+FFFD');
 });

@@ -341,11 +341,14 @@ async function verify(ctx: BridgeContext, root: string | null, path: string): Pr
 const BLOCKED_MESSAGE_MAX_BYTES = EVENT_MAX_BYTES / 4;
 
 /**
- * `text` cut to at most `maxChars` UTF-16 units and `maxBytes` bytes of JSON text, with "..." when
+ * `raw`, made well-formed, cut to at most `maxChars` UTF-16 units and `maxBytes` bytes of JSON text, with "..." when
  * cut. Problems may quote paths from agent-written documents: a control character is one unit but
  * six bytes once escaped, so a cut by length alone can still be too large to store.
  */
-export function cutForJournal(text: string, maxChars: number, maxBytes: number): string {
+export function cutForJournal(raw: string, maxChars: number, maxBytes: number): string {
+  // The bridge's own texts quote agent-written documents, whose JSON may escape a lone surrogate:
+  // canonical JSON cannot sign one, so it becomes U+FFFD here (an event body's are refused).
+  const text = raw.toWellFormed();
   const fits = (s: string) => s.length <= maxChars && Buffer.byteLength(JSON.stringify(s)) <= maxBytes;
   if (fits(text)) return text;
   let lo = 0;
