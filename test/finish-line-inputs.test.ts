@@ -250,7 +250,8 @@ t.test('every git command a rule runs is a repository read it declares', async (
         const names = args.flatMap((a) => a.match(/[0-9a-f]{40}/g) ?? []);
         if (sub === 'cat-file' && args[0] === 'blob')
           t.equal(declared.trustStore, true, `${name}: git cat-file ${args.join(' ')}`);
-        else if (sub === 'diff' || sub === 'ls-files')
+        // update-index writes only the bridge-private index the comparison hashes the work tree into.
+        else if (sub === 'diff' || sub === 'ls-files' || sub === 'update-index')
           t.equal(declared.workingTree, true, `${name}: git ${sub} compares the working tree`);
         else if (sub === 'cat-file' || sub === 'merge-base' || sub === 'rev-parse')
           t.ok(
@@ -269,6 +270,7 @@ t.test('every git command a rule runs is a repository read it declares', async (
       'corrective-work rev-parse',
       'post-proof-mutation diff',
       'post-proof-mutation ls-files',
+      'post-proof-mutation update-index',
       'review-signature cat-file',
     ],
     'the fixtures take every rule that runs git down its git reads',
