@@ -1,6 +1,7 @@
 import { mkdir, realpath, rm, writeFile } from 'node:fs/promises';
-import { delimiter, join } from 'node:path';
+import { delimiter, join, relative } from 'node:path';
 import t from 'tap';
+import { localArtifactMap } from '../src/cli/local-paths.js';
 import { readBridgeEnv } from '../src/server/env.js';
 import { cleanup, ev, makeTestEnv, startTestBridge } from './helpers/bridge.js';
 import { expectRejected } from './helpers/expect.js';
@@ -70,3 +71,33 @@ t.test('an adapter under an environment root is accepted; one outside every root
     'adapter_policy_violation',
   );
 });
+
+t.test(
+  'a relative HARNESS_ADAPTER_ROOTS entry names the same directory to the bridge and the CLI',
+  async (t) => {
+    const te = await makeTestEnv();
+    t.teardown(() => rm(te.dir, { recursive: true, force: true }));
+    const base = await realpath(te.dir);
+    const pack = join(base, 'rel-pack');
+    const artifacts = join(base, 'rel-artifacts');
+    const repo = join(base, 'rel-repo');
+    for (const d of [pack, artifacts, repo]) await mkdir(d);
+    await writeFile(
+      join(pack, 'project-adapter.json'),
+      JSON.stringify({ runtime: { artifactByNode: { prove: 'evidence/proof.json' } } }),
+    );
+    // tap runs this file in its own process: changing its working directory touches nothing else.
+    const cwd = process.cwd();
+    process.chdir(base);
+    t.teardown(() => process.chdir(cwd));
+    const env = {
+      ...te.env,
+      HARNESS_REPO_ROOT: repo,
+      HARNESS_ADAPTER_ROOTS: `rel-pack${delimiter}${relative(base, repo)}`,
+    };
+
+    t.same(readBridgeEnv(env).adapterRoots, [pack, repo], 'the bridge resolves each entry against the cwd');
+    const map = await localArtifactMap(artifacts, join(pack, 'project-adapter.json'), env);
+    t.equal(map.prove, 'evidence/proof.json', 'the CLI accepts the adapter under the relative root');
+  },
+);

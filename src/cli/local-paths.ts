@@ -1,6 +1,6 @@
-import { delimiter, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { DEFAULT_ARTIFACT_BY_NODE, type NodeId } from '../contract/index.js';
-import { AdapterPolicyError, resolveAdapter } from '../validators/adapter.js';
+import { AdapterPolicyError, adapterRootsFromEnv, resolveAdapter } from '../validators/adapter.js';
 import { ArtifactError, resolveRoot } from '../validators/artifact-root.js';
 import { UsageError } from './env.js';
 
@@ -31,7 +31,7 @@ export async function localArtifactMap(
       adapterPath,
       realArtifactRoot: realRoot,
       repoRoot: repoRootFromEnv(env),
-      adapterRoots: (env['HARNESS_ADAPTER_ROOTS'] ?? '').split(delimiter).filter(Boolean),
+      adapterRoots: adapterRootsFromEnv(env),
     });
     return adapter?.artifactByNode ?? { ...DEFAULT_ARTIFACT_BY_NODE };
   } catch (err) {

@@ -1,8 +1,9 @@
 import { availableParallelism, homedir } from 'node:os';
-import { delimiter, isAbsolute, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { CREDENTIAL_MIN_BYTES, canonicalTrustPin, MAX_EVENTS_PER_RUN } from '../contract/index.js';
 import { isLoopbackHost } from '../contract/loopback.js';
 import { StartupError } from '../storage/lease.js';
+import { adapterRootsFromEnv } from '../validators/adapter.js';
 
 /** Everything the bridge reads from its environment, checked once at startup (CONTRACT 2 and 7). */
 export interface BridgeEnv {
@@ -92,10 +93,7 @@ export function readBridgeEnv(env: NodeJS.ProcessEnv = process.env): BridgeEnv {
     port,
     dataDir: absolute('HARNESS_DATA_DIR', resolve(homedir(), '.harness', 'runs')),
     repoRoot: absolute('HARNESS_REPO_ROOT', process.cwd()),
-    adapterRoots: (env['HARNESS_ADAPTER_ROOTS'] ?? '')
-      .split(delimiter)
-      .filter((p) => p !== '')
-      .map((p) => resolve(p)),
+    adapterRoots: adapterRootsFromEnv(env),
     integrityKey: Buffer.from(integrityKey, 'utf8'),
     accessToken,
     humanToken,

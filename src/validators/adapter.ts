@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { lstat, realpath } from 'node:fs/promises';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { delimiter, isAbsolute, relative, resolve, sep } from 'node:path';
 import {
   ALWAYS_REQUIRED,
   artifactPathProblems,
@@ -11,6 +11,18 @@ import {
 } from '../contract/index.js';
 import type { AdapterRecord } from '../contract/run-config.js';
 import { readArtifact } from './artifact-root.js';
+
+/**
+ * HARNESS_ADAPTER_ROOTS as the bridge and the CLI evidence tools both read it: split on the path
+ * delimiter, empty entries dropped, each entry resolved against the working directory, so a
+ * relative root names the same directory to both.
+ */
+export function adapterRootsFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
+  return (env['HARNESS_ADAPTER_ROOTS'] ?? '')
+    .split(delimiter)
+    .filter((p) => p !== '')
+    .map((p) => resolve(p));
+}
 
 /**
  * Project adapters (SPEC "Project adapter", CONTRACT section 5). The adapter path is
