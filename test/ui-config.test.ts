@@ -5,9 +5,10 @@ import { Command } from 'commander';
 import t from 'tap';
 import { UsageError } from '../src/cli/env.js';
 import { registerUi } from '../src/cli/ui.js';
+import { ERROR_CODES } from '../src/contract/errors.js';
 import { isLoopbackHost } from '../src/contract/loopback.js';
 import { loadUiConfig } from '../src/ui/config.js';
-import { UI_ERROR_CODES } from '../src/ui/errors.js';
+import { UI_ERROR_CODES, UI_SHARED_CODES } from '../src/ui/errors.js';
 import { CLI, exitOf } from './helpers/cli.js';
 
 const GOOD = { HARNESS_BRIDGE_ACCESS_TOKEN: 'ui-config-access-token-0123456789abcdef' };
@@ -66,10 +67,24 @@ t.test('loopback means 127.0.0.0/8, ::1 and localhost only', async (t) => {
   }
 });
 
-t.test('every proxy error code is documented in docs/ui.md', async (t) => {
+t.test('every code the UI server answers is documented in docs/ui.md', async (t) => {
   const doc = readFileSync(new URL('../docs/ui.md', import.meta.url), 'utf8');
-  for (const [code, { status }] of Object.entries(UI_ERROR_CODES)) {
-    t.match(doc, new RegExp(`\\| ${status} \\| \`${code}\``), code);
+  const section = doc
+    .slice(doc.indexOf('## Errors the UI server answers itself'), doc.indexOf('## The web app'))
+    .replace(/\s+/g, ' ');
+  // The proxy's own codes: a table row with the status and the registry's sentence, as
+  // test/generated-docs.test.ts checks the bridge's codes against docs/api.md.
+  for (const [code, { status, doc: meaning }] of Object.entries(UI_ERROR_CODES)) {
+    t.ok(doc.includes(`| ${status} | \`${code}\` | ${meaning} |`), `${code} row`);
+  }
+  // The bridge codes it reuses: named with their status, which is the bridge registry's.
+  for (const [code, status] of Object.entries(UI_SHARED_CODES)) {
+    t.equal(
+      status,
+      ERROR_CODES[code as keyof typeof ERROR_CODES].status,
+      `${code} keeps its registry status`,
+    );
+    t.ok(section.includes(`\`${code}\` (${status})`), `${code} is named with its status`);
   }
 });
 

@@ -3,7 +3,7 @@ import type { ErrorCode } from '../contract/errors.js';
 /**
  * Codes the UI server answers with itself. The bridge's own codes (CONTRACT section 3) pass through
  * from upstream untouched; these are the proxy's, and docs/ui.md documents every one
- * (test/ui-proxy-errors-documented.test.ts keeps them in step).
+ * (test/ui-config.test.ts keeps them, and the reused bridge codes below, in step).
  */
 export const UI_ERROR_CODES = {
   method_not_allowed: { status: 405, doc: 'The UI server is read-only: only GET reaches the proxy.' },
@@ -17,8 +17,8 @@ export const UI_ERROR_CODES = {
   bridge_timeout: { status: 504, doc: 'The bridge did not answer within HARNESS_BRIDGE_PROXY_TIMEOUT_MS.' },
 } as const satisfies Record<string, { status: number; doc: string }>;
 
-/** Bridge codes the UI server reuses with their registry status. */
-const SHARED = {
+/** Bridge codes the UI server reuses with their registry status (docs/ui.md names each). */
+export const UI_SHARED_CODES = {
   origin_not_allowed: 403,
   host_not_allowed: 403,
   not_found: 404,
@@ -27,7 +27,7 @@ const SHARED = {
   internal_error: 500,
 } as const satisfies Partial<Record<ErrorCode, number>>;
 
-export type UiErrorCode = keyof typeof UI_ERROR_CODES | keyof typeof SHARED;
+export type UiErrorCode = keyof typeof UI_ERROR_CODES | keyof typeof UI_SHARED_CODES;
 
 export interface UiErrorBody {
   ok: false;
@@ -49,7 +49,7 @@ export class UiError extends Error {
   get status(): number {
     return this.code in UI_ERROR_CODES
       ? UI_ERROR_CODES[this.code as keyof typeof UI_ERROR_CODES].status
-      : SHARED[this.code as keyof typeof SHARED];
+      : UI_SHARED_CODES[this.code as keyof typeof UI_SHARED_CODES];
   }
 
   body(): UiErrorBody {
