@@ -122,3 +122,20 @@ t.test('an encoded upstream body is a 502, never relayed to be decoded by the br
   });
   assertEnvelope(t, await ui.get('/api/bridge/runs'), 502, 'bridge_bad_response');
 });
+
+t.test('a health 200 whose JSON body is not an object is a 502, not an empty health', async (t) => {
+  for (const body of ['[{"ok":true,"dataDir":"/abs"}]', 'null', '"ok"', '42', 'true']) {
+    const { upstream, ui } = await scenario(t, (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(body);
+    });
+    const res = await ui.get('/api/bridge/health');
+    assertEnvelope(t, res, 502, 'bridge_bad_response');
+    t.notMatch(res.text, /\/abs/, `${body}: nothing of the upstream body reaches the browser`);
+    t.equal(upstream.received.length, 1);
+    // Only health's success body is cut; the same JSON on another route is relayed as bytes.
+    const runs = await ui.get('/api/bridge/runs');
+    t.equal(runs.status, 200, `${body} on /runs`);
+    t.equal(runs.text, body);
+  }
+});
