@@ -127,6 +127,7 @@ t.test('GET /health', async (t) => {
     t.same(Object.keys(r.body['cache']).sort(), ['executions', 'hits']);
     t.match(r.body['limits'], {
       eventMaxBytes: 16 * 1024,
+      viewTextsMaxBytes: 256 * 1024,
       journalMaxBytes: 4 * 1024 ** 3,
       snapshotMaxBytes: 8 * 1024 ** 2,
     });

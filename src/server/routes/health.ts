@@ -11,6 +11,7 @@ import {
   RESPONSE_MAX_BYTES,
   RUNS_LIMIT,
   SERVICE,
+  VIEW_TEXTS_MAX_BYTES,
 } from '../../contract/index.js';
 import type { BridgeContext } from '../context.js';
 import { strictQuery } from '../query.js';
@@ -69,6 +70,7 @@ export function registerHealthRoute(app: FastifyInstance, ctx: BridgeContext): v
           maxEventsPerRun: env.maxEventsPerRun,
           eventMaxBytes: EVENT_MAX_BYTES,
           responseMaxBytes: RESPONSE_MAX_BYTES,
+          viewTextsMaxBytes: VIEW_TEXTS_MAX_BYTES,
           runsLimit: RUNS_LIMIT,
           eventsLimit: EVENTS_LIMIT,
           validatorConcurrency: env.validatorConcurrency,
