@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { BridgeError, type ErrorCode, errorBody, PROBLEMS_MAX_BYTES } from '../contract/index.js';
 import { RunIntegrityError } from '../storage/run-files.js';
-import { RunCeilingError } from '../storage/store.js';
+import { RunCeilingError } from '../storage/run-index.js';
 import { boundedLines } from './view-bounds.js';
 
 /** Which contract code a schema failure maps to, per route part. */

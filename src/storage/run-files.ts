@@ -75,14 +75,24 @@ export async function createRunFiles(
     placed = true;
     await fsyncDir(dataDir);
   } catch (err) {
-    // A run directory already in place is renamed out of it first, so a crash during the removal
-    // leaves a `.tmp-run-` name (removed at startup), never a run the store did not index.
-    const leftover = placed ? tmpRunDir(dataDir, config.runId) : tmp;
-    await (placed ? rename(paths.dir, leftover) : Promise.resolve())
-      .then(() => rm(leftover, { recursive: true, force: true }))
-      .catch(() => {});
+    // Whatever is left here is a `.tmp-run-` name, which startup removes.
+    await (placed
+      ? removeRunDirectory(dataDir, paths.dir, config.runId)
+      : rm(tmp, { recursive: true, force: true })
+    ).catch(() => {});
     throw err;
   }
+}
+
+/**
+ * Removes a run directory: renamed to a `.tmp-run-` name first, which startup removes, so a crash
+ * mid-removal never leaves a config-less run directory or a run the store did not index.
+ */
+export async function removeRunDirectory(dataDir: string, dir: string, runId: string): Promise<void> {
+  const tmp = tmpRunDir(dataDir, runId);
+  await rename(dir, tmp);
+  await fsyncDir(dataDir);
+  await rm(tmp, { recursive: true, force: true });
 }
 
 /**

@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { readdir, readFile, rename, rm } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type {
   ArtifactClaim,
@@ -17,13 +16,12 @@ import {
   SNAPSHOT_EVERY,
   SNAPSHOT_MAX_BYTES,
 } from '../contract/index.js';
-import { fsyncDir } from './atomic.js';
 import { CommitLog, type Disputed } from './commit-log.js';
 import { IdIndex } from './id-index.js';
 import { type Appended, JournalAuthError, JournalWriter, type ScanResult } from './journal.js';
 import type { LayoutConfigs } from './layout.js';
 import { sha256Hex } from './mac.js';
-import { isCanonicalRunId, RUN_DIR_PATTERN, runDirName, runPaths } from './paths.js';
+import { isCanonicalRunId, RUN_DIR_PATTERN, runPaths } from './paths.js';
 import { QuarantineReasons } from './quarantine.js';
 import {
   createRunFiles,
@@ -31,20 +29,14 @@ import {
   openRunFiles,
   RunIntegrityError,
   readConfig,
+  removeRunDirectory,
   writeConfig,
 } from './run-files.js';
+import { type IndexEntry, RunIndex } from './run-index.js';
 import { SNAPSHOT_SCHEMA, writeSnapshot } from './snapshot.js';
 import type { LoadResult, QuarantineInfo, RunStorage } from './types.js';
 
 export type { LoadResult, QuarantineInfo } from './types.js';
-
-/** A run creation past the run ceiling; nothing was written. */
-export class RunCeilingError extends Error {
-  override readonly name = 'RunCeilingError';
-  constructor(readonly maxRuns: number) {
-    super(`the data directory holds its maximum of ${maxRuns} runs`);
-  }
-}
 
 /** A fresh empty scan per new run: the writer owns and grows its `offsets` array. */
 const emptyScan = (): ScanResult => ({ count: 0, offsets: [], macs: [], size: 0, truncatedBytes: 0 });
@@ -70,15 +62,6 @@ export interface StoreOptions {
   log?: (msg: string) => void;
 }
 
-interface IndexEntry {
-  runId: string;
-  createdAt: string;
-}
-
-/** Creation order: by `createdAt`, then by ID for runs indexed with the same time (quarantined ones). */
-const creationOrder = (a: IndexEntry, b: IndexEntry): number =>
-  a.createdAt.localeCompare(b.createdAt) || a.runId.localeCompare(b.runId);
-
 /**
  * The run store: an index of runs in creation order, a bounded cache of open, verified runs, and
  * the quarantine list. Callers serialize operations per run (src/server/run-queue.ts) and hold a
@@ -86,16 +69,11 @@ const creationOrder = (a: IndexEntry, b: IndexEntry): number =>
  * a hosted database to implement later.
  */
 export class RunStore implements RunStorage {
-  private readonly index = new Map<string, IndexEntry>();
-  private readonly order: string[] = [];
-  /** The newest run's creation time, in ms: no two runs share one (see `nextCreatedAt`). */
-  private lastCreatedMs = 0;
+  private readonly index: RunIndex;
   private readonly cache = new Map<string, OpenRun>();
   private readonly quarantined = new Map<string, QuarantineReasons>();
   private readonly background = new Set<Promise<void>>();
   private readonly cacheSize: number;
-  /** Creations between the ceiling check and their index entry: each holds a place. */
-  private creating = 0;
   private readonly log: (msg: string) => void;
 
   /** The byte ceilings this store enforces on each journal and snapshot (health reports them). */
@@ -103,7 +81,7 @@ export class RunStore implements RunStorage {
     return {
       journalMaxBytes: this.opts.journalMaxBytes ?? JOURNAL_MAX_BYTES,
       snapshotMaxBytes: this.opts.snapshotMaxBytes ?? SNAPSHOT_MAX_BYTES,
-      maxRuns: this.opts.maxRuns ?? RUN_DIRECTORY_MAX,
+      maxRuns: this.index.maxRuns,
     };
   }
 
@@ -112,6 +90,7 @@ export class RunStore implements RunStorage {
     private readonly commitLog: CommitLog,
   ) {
     this.cacheSize = opts.cacheSize ?? OPEN_RUN_CACHE;
+    this.index = new RunIndex(opts.maxRuns ?? RUN_DIRECTORY_MAX);
     this.log = opts.log ?? (() => {});
   }
 
@@ -153,30 +132,16 @@ export class RunStore implements RunStorage {
         this.quarantine(runId, `run-config.json: ${(err as Error).message}`);
       }
     }
-    entries.sort(creationOrder);
-    for (const e of entries) this.addToIndex(e);
-    for (const e of entries) this.lastCreatedMs = Math.max(this.lastCreatedMs, Date.parse(e.createdAt) || 0);
+    this.index.load(entries);
     for (const d of disputed) if (this.has(d.runId)) this.quarantine(d.runId, d.reason);
   }
 
-  /**
-   * Keeps `order` sorted by creation time, as the index is rebuilt at startup. Creates that
-   * overlap can finish out of order, so a run may land just before the newest ones.
-   */
-  private addToIndex(e: IndexEntry): void {
-    this.index.set(e.runId, e);
-    let at = this.order.length;
-    while (at > 0 && creationOrder(e, this.index.get(this.order[at - 1]!)!) < 0) at--;
-    this.order.splice(at, 0, e.runId);
-  }
-
   nextCreatedAt(): string {
-    this.lastCreatedMs = Math.max(Date.now(), this.lastCreatedMs + 1);
-    return new Date(this.lastCreatedMs).toISOString();
+    return this.index.nextCreatedAt();
   }
 
   get size(): number {
-    return this.order.length;
+    return this.index.size;
   }
 
   get failure(): Error | null {
@@ -185,11 +150,11 @@ export class RunStore implements RunStorage {
 
   /** A page of run IDs in creation order (stable offsets). */
   page(offset: number, limit: number): string[] {
-    return this.order.slice(offset, offset + limit);
+    return this.index.page(offset, limit);
   }
 
   has(runId: string): boolean {
-    return this.index.has(runId);
+    return this.index.get(runId) !== undefined;
   }
 
   quarantine(runId: string, reason: string): QuarantineInfo {
@@ -256,23 +221,12 @@ export class RunStore implements RunStorage {
     this.trimCache();
   }
 
-  /**
-   * Creates a run, within the run ceiling. Startup refuses a data directory holding more runs than
-   * that (storage/layout.ts), so a run created past it would leave a state the bridge cannot start
-   * from: the creation is refused instead, before anything is written. Every indexed run counts,
-   * quarantined ones too (each is a run directory startup reads).
-   */
+  /** Creates a run, within the run ceiling (run-index.ts): past it nothing is written. */
   async create(config: RunConfig): Promise<OpenRun> {
-    const { maxRuns } = this.ceilings;
-    if (this.order.length + this.creating >= maxRuns) throw new RunCeilingError(maxRuns);
     const paths = runPaths(this.opts.dataDir, config.runId);
-    this.creating++;
-    try {
-      await createRunFiles(this.opts.dataDir, paths, this.opts.integrityKey, config);
-      this.addToIndex({ runId: config.runId, createdAt: config.createdAt });
-    } finally {
-      this.creating--;
-    }
+    await this.index.create({ runId: config.runId, createdAt: config.createdAt }, () =>
+      createRunFiles(this.opts.dataDir, paths, this.opts.integrityKey, config),
+    );
     const journal = await JournalWriter.open(
       this.opts.integrityKey,
       config.runId,
@@ -298,20 +252,14 @@ export class RunStore implements RunStorage {
 
   /**
    * Removes a run that was created for a request and then refused before its first append, so a
-   * refused first event stores nothing. The directory is first renamed to a `.tmp-run-` name,
-   * which startup removes, so a crash mid-removal never leaves a config-less run directory.
+   * refused first event stores nothing (removeRunDirectory: crash-safe).
    */
   async discardUnused(run: OpenRun): Promise<void> {
     if (run.journal.count > 0 || this.cache.get(run.runId) !== run) return;
     this.cache.delete(run.runId);
-    this.index.delete(run.runId);
-    const at = this.order.lastIndexOf(run.runId);
-    if (at >= 0) this.order.splice(at, 1);
+    this.index.remove(run.runId);
     await run.journal.close();
-    const tmp = join(this.opts.dataDir, `.tmp-${runDirName(run.runId)}-${randomBytes(4).toString('hex')}`);
-    await rename(run.paths.dir, tmp);
-    await fsyncDir(this.opts.dataDir);
-    await rm(tmp, { recursive: true, force: true });
+    await removeRunDirectory(this.opts.dataDir, run.paths.dir, run.runId);
   }
 
   /** Rewrites the sealed config; allowed only before the first journal append (write-once fields). */

@@ -1,0 +1,91 @@
+export interface IndexEntry {
+  runId: string;
+  createdAt: string;
+}
+
+/** A run creation past the run ceiling; nothing was written. */
+export class RunCeilingError extends Error {
+  override readonly name = 'RunCeilingError';
+  constructor(readonly maxRuns: number) {
+    super(`the data directory holds its maximum of ${maxRuns} runs`);
+  }
+}
+
+/** Creation order: by `createdAt`, then by ID for runs indexed with the same time (quarantined ones). */
+const creationOrder = (a: IndexEntry, b: IndexEntry): number =>
+  a.createdAt.localeCompare(b.createdAt) || a.runId.localeCompare(b.runId);
+
+/**
+ * Every run the data directory holds, in creation order (stable page offsets), with the creation
+ * stamps and the run ceiling. Startup refuses a data directory holding more runs than the ceiling
+ * (storage/layout.ts), so a creation past it is refused before anything is written; creations in
+ * flight each hold a place, so concurrent ones cannot overshoot.
+ */
+export class RunIndex {
+  private readonly entries = new Map<string, IndexEntry>();
+  private readonly order: string[] = [];
+  /** The newest run's creation time, in ms: no two runs share one (see `nextCreatedAt`). */
+  private lastCreatedMs = 0;
+  /** Creations between the ceiling check and their `add`. */
+  private creating = 0;
+
+  constructor(readonly maxRuns: number) {}
+
+  /** The startup index, from every run directory's config, in any order. */
+  load(entries: IndexEntry[]): void {
+    for (const e of [...entries].sort(creationOrder)) {
+      this.add(e);
+      this.lastCreatedMs = Math.max(this.lastCreatedMs, Date.parse(e.createdAt) || 0);
+    }
+  }
+
+  /**
+   * Keeps `order` sorted by creation time, as the index is rebuilt at startup. Creates that
+   * overlap can finish out of order, so a run may land just before the newest ones.
+   */
+  private add(e: IndexEntry): void {
+    this.entries.set(e.runId, e);
+    let at = this.order.length;
+    while (at > 0 && creationOrder(e, this.entries.get(this.order[at - 1]!)!) < 0) at--;
+    this.order.splice(at, 0, e.runId);
+  }
+
+  /**
+   * Runs `write` (which creates the run's files) holding a place under the ceiling, then indexes
+   * the run. Every indexed run counts, quarantined ones too (each is a directory startup reads).
+   */
+  async create(e: IndexEntry, write: () => Promise<void>): Promise<void> {
+    if (this.order.length + this.creating >= this.maxRuns) throw new RunCeilingError(this.maxRuns);
+    this.creating++;
+    try {
+      await write();
+      this.add(e);
+    } finally {
+      this.creating--;
+    }
+  }
+
+  remove(runId: string): void {
+    this.entries.delete(runId);
+    const at = this.order.lastIndexOf(runId);
+    if (at >= 0) this.order.splice(at, 1);
+  }
+
+  nextCreatedAt(): string {
+    this.lastCreatedMs = Math.max(Date.now(), this.lastCreatedMs + 1);
+    return new Date(this.lastCreatedMs).toISOString();
+  }
+
+  get(runId: string): IndexEntry | undefined {
+    return this.entries.get(runId);
+  }
+
+  get size(): number {
+    return this.order.length;
+  }
+
+  /** A page of run IDs in creation order (stable offsets). */
+  page(offset: number, limit: number): string[] {
+    return this.order.slice(offset, offset + limit);
+  }
+}
