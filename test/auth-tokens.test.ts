@@ -1,6 +1,17 @@
 import t from 'tap';
+import type { TSchema } from 'typebox';
+import { Compile } from 'typebox/compile';
+import { AuthenticatedHealth, PublicHealth } from '../src/server/routes/health.js';
 import { cleanup, ev, startTestBridge } from './helpers/bridge.js';
 import { assertEnvelope, expectRejected } from './helpers/expect.js';
+
+/** The first few ways `body` misses `schema` (the bridge serializes with JSON.stringify, unchecked). */
+const schemaErrors = (schema: TSchema, body: unknown) => {
+  const check = Compile(schema);
+  return check.Check(body)
+    ? []
+    : [...check.Errors(body)].slice(0, 5).map((e) => `${e.instancePath} ${e.message}`);
+};
 
 /** SPEC Authentication and CONTRACT 3-4: the access token guards every endpoint but the health probe. */
 t.test('access token', async (t) => {
@@ -108,6 +119,8 @@ t.test('GET /health', async (t) => {
       bridgeVersion: '0.8',
       listenMode: 'loopback',
     });
+    t.same(schemaErrors(PublicHealth, r.body), [], 'the public answer matches its closed schema');
+    t.not(schemaErrors(AuthenticatedHealth, r.body), [], 'and not the authenticated one');
   });
 
   t.test('with the token: operational detail, credential states but never values', async (t) => {
@@ -125,9 +138,12 @@ t.test('GET /health', async (t) => {
       humanApprovalToken: 'configured',
     });
     t.same(Object.keys(r.body['cache']).sort(), ['executions', 'hits']);
+    t.same(schemaErrors(AuthenticatedHealth, r.body), [], 'the answer matches its closed schema');
     t.match(r.body['limits'], {
       eventMaxBytes: 16 * 1024,
       viewTextsMaxBytes: 256 * 1024,
+      viewApprovalsMaxBytes: 256 * 1024,
+      viewProblemsMaxBytes: 64 * 1024,
       journalMaxBytes: 4 * 1024 ** 3,
       snapshotMaxBytes: 8 * 1024 ** 2,
     });

@@ -11,17 +11,73 @@ import {
   RESPONSE_MAX_BYTES,
   RUNS_LIMIT,
   SERVICE,
+  VIEW_APPROVALS_MAX_BYTES,
+  VIEW_PROBLEMS_MAX_BYTES,
   VIEW_TEXTS_MAX_BYTES,
 } from '../../contract/index.js';
 import type { BridgeContext } from '../context.js';
 import { strictQuery } from '../query.js';
 
-const PublicHealth = Type.Object({
+const publicFields = {
   ok: Type.Literal(true),
   service: Type.String(),
   contractVersion: Type.String(),
   bridgeVersion: Type.String(),
   listenMode: Type.Literal('loopback'),
+};
+const count = Type.Integer({ minimum: 0 });
+const positive = Type.Integer({ minimum: 1 });
+const range = Type.Object(
+  { min: Type.Integer(), max: Type.Integer(), default: Type.Integer() },
+  { additionalProperties: false },
+);
+const closed = <T extends Parameters<typeof Type.Object>[0]>(props: T) =>
+  Type.Object(props, { additionalProperties: false });
+
+/** The answer without a token (CONTRACT 4): these five fields and nothing else. */
+export const PublicHealth = closed(publicFields);
+
+/**
+ * The answer to a valid token. Closed like the public one, so a field added to the handler without
+ * its type here fails test/auth-tokens.test.ts instead of reaching the OpenAPI document untyped.
+ */
+export const AuthenticatedHealth = closed({
+  ...publicFields,
+  dataDir: Type.String(),
+  repoRoot: Type.String(),
+  port: count,
+  nodeIds: Type.Array(Type.String()),
+  defaultRequiredNodes: Type.Array(Type.String()),
+  eventTypes: Type.Array(Type.String()),
+  credentials: closed({
+    integrityKey: Type.Literal('configured'),
+    accessToken: Type.Literal('configured'),
+    humanApprovalToken: Type.Literal('configured'),
+  }),
+  trustPin: Type.String(),
+  workers: closed({ threads: count, queued: count, completed: count }),
+  queue: closed({ pending: count }),
+  runs: count,
+  storage: Type.Union([
+    closed({ ok: Type.Literal(true) }),
+    closed({ ok: Type.Literal(false), error: Type.String() }),
+  ]),
+  limits: closed({
+    maxEventsPerRun: positive,
+    eventMaxBytes: positive,
+    responseMaxBytes: positive,
+    viewTextsMaxBytes: positive,
+    viewApprovalsMaxBytes: positive,
+    viewProblemsMaxBytes: positive,
+    runsLimit: range,
+    eventsLimit: range,
+    validatorConcurrency: positive,
+    journalMaxBytes: positive,
+    snapshotMaxBytes: positive,
+    maxRuns: positive,
+    approvalTextMaxBytes: positive,
+  }),
+  cache: closed({ executions: count, hits: count }),
 });
 
 /** GET /health: liveness for anyone on loopback; operational detail only with a valid token. */
@@ -32,7 +88,7 @@ export function registerHealthRoute(app: FastifyInstance, ctx: BridgeContext): v
       schema: {
         summary: 'Liveness; with a valid token also paths, inventories, credential states and figures',
         querystring: Type.Object({}, { additionalProperties: false }),
-        response: { 200: Type.Intersect([PublicHealth, Type.Record(Type.String(), Type.Unknown())]) },
+        response: { 200: Type.Union([PublicHealth, AuthenticatedHealth]) },
       },
     },
     async (req) => {
@@ -71,6 +127,8 @@ export function registerHealthRoute(app: FastifyInstance, ctx: BridgeContext): v
           eventMaxBytes: EVENT_MAX_BYTES,
           responseMaxBytes: RESPONSE_MAX_BYTES,
           viewTextsMaxBytes: VIEW_TEXTS_MAX_BYTES,
+          viewApprovalsMaxBytes: VIEW_APPROVALS_MAX_BYTES,
+          viewProblemsMaxBytes: VIEW_PROBLEMS_MAX_BYTES,
           runsLimit: RUNS_LIMIT,
           eventsLimit: EVENTS_LIMIT,
           validatorConcurrency: env.validatorConcurrency,
