@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { type BrowserContext, chromium, type Page, type Request } from 'playwright-core';
 import t from 'tap';
 import { build } from 'vite';
-import { DEFAULT_ARTIFACT_BY_NODE, type NodeId } from '../src/contract/index.js';
+import { DEFAULT_ARTIFACT_BY_NODE, NODE_IDS, type NodeId, TEXT_FIELD_MAX } from '../src/contract/index.js';
 import { runPaths } from '../src/storage/paths.js';
 import { loadUiConfig } from '../src/ui/config.js';
 import { ev, makeTestEnv, startTestBridge, type TestBridge } from './helpers/bridge.js';
@@ -38,6 +38,7 @@ const LIVE_RUN = 'alpha-live';
 const COMPLETED_RUN = 'beta-completed';
 const DRIFTED_RUN = 'gamma-drifted';
 const TAMPERED_RUN = 'delta-tampered';
+const LONG_TEXTS_RUN = 'epsilon-long-texts';
 const FILLER_EVENTS = 150;
 const PENDING = { owner: 'security-lead', scope: "deploy to prod's cluster" };
 const DECIDED = { owner: 'tech-lead', scope: 'schema migration' };
@@ -142,6 +143,34 @@ async function seedLiveRun(bridge: TestBridge): Promise<number> {
 
 // A first bridge process records a short run; one byte of its journal is then flipped and the
 // bridge restarted on the same data directory, which must re-authenticate the run from disk.
+/**
+ * A run whose node texts are past the run view's shared budget (VIEW_TEXTS_MAX_BYTES): each node
+ * skipped, then failed, every reason at TEXT_FIELD_MAX two-byte characters.
+ */
+async function seedLongTexts(b: TestBridge): Promise<void> {
+  // Two-byte characters: a skip reason at its limit, and a failure's two reasons within one event.
+  const long = (c: string, n = TEXT_FIELD_MAX) => c.repeat(n);
+  for (const nodeId of NODE_IDS) {
+    await post(
+      b,
+      LONG_TEXTS_RUN,
+      ev({ type: 'node.skipped', nodeId, status: 'skipped', skipReason: long('é') }),
+    );
+    await post(
+      b,
+      LONG_TEXTS_RUN,
+      ev({
+        type: 'node.failed',
+        nodeId,
+        status: 'failed',
+        failureReason: long('ü', 3500),
+        recoveryPath: long('ö', 3500),
+        message: `${nodeId} failed`,
+      }),
+    );
+  }
+}
+
 const first = await startTestBridge(te);
 await post(
   await withRoot(first, TAMPERED_RUN),
@@ -179,6 +208,7 @@ const work = await mkdtemp(join(tmpdir(), 'harness-ui-browser-'));
 const webRoot = join(work, 'web');
 const [liveEvents] = await Promise.all([
   seedLiveRun(bridge),
+  seedLongTexts(bridge),
   completeRun(COMPLETED_RUN),
   completeRun(DRIFTED_RUN),
   build({
@@ -249,12 +279,12 @@ const isPoll = (id: string) => (req: Request) => new URL(req.url()).pathname ===
 
 t.test('the runs list shows every seeded run with the bridge’s status, mode, node and counts', async (t) => {
   await page.goto(`${ui.origin}/`);
-  await page.locator('table.runs tbody tr').nth(3).waitFor();
+  await page.locator('table.runs tbody tr').nth(4).waitFor();
   const rows = page.locator('table.runs tbody tr');
-  t.equal(await rows.count(), 4);
+  t.equal(await rows.count(), 5);
   t.same(
     await rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-run-id'))),
-    [TAMPERED_RUN, LIVE_RUN, COMPLETED_RUN, DRIFTED_RUN],
+    [TAMPERED_RUN, LIVE_RUN, COMPLETED_RUN, DRIFTED_RUN, LONG_TEXTS_RUN],
     'creation order',
   );
   const cells = (id: string) =>
@@ -388,6 +418,29 @@ t.test('events page newest first, older pages on demand, back to newest', async 
     urls.includes(`${runPath(LIVE_RUN)}?eventLimit=50&eventCursor=${total - 100}`),
     'older page requested by cursor',
   );
+});
+
+t.test('a run whose texts the view shortened says so, and each cut text says it was cut', async (t) => {
+  const api = (await (await fetch(`${ui.origin}${runPath(LONG_TEXTS_RUN)}`)).json()) as {
+    run: { textsShortened: number };
+  };
+  const shortened = api.run.textsShortened;
+  t.ok(shortened > 0, `the bridge shortened ${shortened} texts`);
+  await page.goto(`${ui.origin}/#/runs/${LONG_TEXTS_RUN}`);
+  const note = page.locator('[data-texts-shortened]');
+  await note.waitFor();
+  t.equal(await note.getAttribute('role'), 'note');
+  t.match(await note.textContent(), new RegExp(`^${shortened} node or artifact texts shortened`));
+  const reasons = await page.locator('.lane .reason').allTextContents();
+  t.equal(reasons.length, NODE_IDS.length * 3, 'every reason is shown');
+  t.equal(
+    reasons.filter((r) => / \[\d+ more bytes not shown\]$/.test(r)).length,
+    shortened,
+    'each shortened text carries its marker',
+  );
+  await page.goto(`${ui.origin}/#/runs/${LIVE_RUN}`);
+  await page.locator('.lane').waitFor();
+  t.equal(await page.locator('[data-texts-shortened]').count(), 0, 'a run whose texts fit shows no note');
 });
 
 t.test('quarantined runs get a plain banner with the bridge’s reasons', async (t) => {

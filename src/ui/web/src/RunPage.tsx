@@ -3,7 +3,7 @@ import { Approvals } from './Approvals.js';
 import { getJson, query, type RunPageBody } from './api.js';
 import { BridgeStatus } from './BridgeStatus.js';
 import { Artifacts, Completion, Quarantine } from './Details.js';
-import { formatTime, label } from './format.js';
+import { formatTime, label, textsShortenedNote } from './format.js';
 import { usePoll } from './hooks.js';
 import { NodeLane } from './NodeLane.js';
 import { EVENT_PAGE, type PageRequest, Timeline } from './Timeline.js';
@@ -68,6 +68,11 @@ export function RunPage({ runId }: { runId: string }) {
             </div>
           </dl>
           <Completion run={run} />
+          {(run.textsShortened ?? 0) > 0 && (
+            <p class="muted" role="note" data-texts-shortened={run.textsShortened}>
+              {textsShortenedNote(run.textsShortened ?? 0)}
+            </p>
+          )}
           {run.nodes && <NodeLane nodes={run.nodes} current={run.currentNodeId} />}
           {run.approvals && (
             <Approvals

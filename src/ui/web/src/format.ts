@@ -55,6 +55,16 @@ export function approvalsOmittedNote(omitted: number, pendingShown: number, pend
   return `${omitted} approval${s(omitted)} not shown (${parts.join(', ')}): the run view keeps the oldest pending approvals that fit; decide those to see the newer ones.`;
 }
 
+/**
+ * What the run page says when the view shortened node and artifact texts (`textsShortened`): the
+ * run view shares a fixed budget among them (src/server/view-bounds.ts), while each event keeps
+ * its texts whole, so the operator knows where to read the rest.
+ */
+export function textsShortenedNote(shortened: number): string {
+  const s = shortened === 1 ? '' : 's';
+  return `${shortened} node or artifact text${s} shortened to keep this view within the bridge's response limit; the event that set each text holds it whole.`;
+}
+
 /** Node and run states are also spelled out in text: colour is never the only signal. */
 export const STATE_LABEL: Readonly<Record<string, string>> = {
   passed: 'passed',
