@@ -1,13 +1,14 @@
 import { constants } from 'node:fs';
-import { appendFile, type FileHandle, open, readFile, stat } from 'node:fs/promises';
+import { appendFile, type FileHandle, lstat, open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { COMMIT_LOG_CHECKPOINT_BYTES } from '../contract/index.js';
 import { datasync, truncateToEmpty, writeAll, writeAllSync } from './fd-io.js';
 import { JournalAuthError, scanJournal, verifyLine } from './journal.js';
 import { GENESIS, macEqual } from './mac.js';
+import { LinkedFileError, openNoFollow } from './no-follow.js';
 import { isCanonicalRunId, runPaths } from './paths.js';
 
-const { O_APPEND, O_CREAT, O_DSYNC, O_RDWR } = constants;
+const { O_APPEND, O_CREAT, O_DSYNC, O_RDWR, O_WRONLY } = constants;
 
 export const COMMIT_LOG_FILE = 'commit.log';
 export const DISPUTED_FILE = 'commit-disputed.jsonl';
@@ -270,7 +271,12 @@ async function replay(
   return disputed;
 }
 
-/** null: records appended; undefined: nothing was missing; otherwise why the run is disputed. */
+/**
+ * null: records appended; undefined: nothing was missing; otherwise why the run is disputed.
+ * Either way the journal is fdatasync'd before the caller empties the log: after a kill -9 the
+ * page cache may hold records the log made durable and the journal file never synced, so the log
+ * may be emptied only once the journal itself is on disk.
+ */
 async function replayRun(
   dataDir: string,
   key: Buffer,
@@ -278,13 +284,22 @@ async function replayRun(
   lines: string[],
 ): Promise<{ reason: string } | null | undefined> {
   const path = runPaths(dataDir, runId).journal;
-  if (!(await stat(path).catch(() => null))) return { reason: 'commit.log names a run without a journal' };
+  // One run's damaged journal must not stop startup for every run: a journal that is missing or
+  // not a regular file (a directory, a FIFO that would block the scan, a link) disputes its run.
+  const entry = await lstat(path).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return null;
+    throw err;
+  });
+  if (!entry) return { reason: 'commit.log names a run without a journal' };
+  if (!entry.isFile()) return { reason: 'commit.log cannot be replayed: the journal is not a regular file' };
   let scan: Awaited<ReturnType<typeof scanJournal>>;
   try {
     scan = await scanJournal(key, runId, path);
   } catch (err) {
     // The run's own journal fails authentication: opening it quarantines the run with that reason.
     if (err instanceof JournalAuthError) return { reason: `commit.log cannot be replayed: ${err.message}` };
+    if (err instanceof LinkedFileError)
+      return { reason: 'commit.log cannot be replayed: the journal is not a regular file' };
     throw err;
   }
   const macs = scan.macs;
@@ -314,13 +329,12 @@ async function replayRun(
     missing.push(`${line}\n`);
     macs.push(head);
   }
-  if (missing.length === 0) return undefined;
-  const h = await open(path, 'a');
+  const h = await openNoFollow(path, O_WRONLY | O_APPEND);
   try {
-    await h.appendFile(missing.join(''));
+    if (missing.length > 0) await h.appendFile(missing.join(''));
     await h.datasync();
   } finally {
     await h.close();
   }
-  return null;
+  return missing.length > 0 ? null : undefined;
 }

@@ -1,0 +1,105 @@
+import { execFileSync } from 'node:child_process';
+import { readlinkSync } from 'node:fs';
+import { cp, type FileHandle, mkdir, mkdtemp, open, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { COMMIT_LOG_FILE } from '../src/storage/commit-log.js';
+import { LEASE_FILE, MUTEX_FILE, runPaths } from '../src/storage/paths.js';
+import { cleanup, ev, startTestBridge, type TestBridge, type TestEnv } from './helpers/bridge.js';
+
+/**
+ * CONTRACT 7, at startup: commit.log holds acknowledged records whose journal lines may still be
+ * only in the page cache (a kill -9 keeps the page cache; a power loss later does not). Startup
+ * empties the log, so every journal it names must be on disk first, whether or not a record was
+ * missing from it. And one run's damaged journal disputes that run only: startup serves the rest.
+ */
+
+/** The data directory as a kill -9 leaves it: the journals hold every line, the log is not empty. */
+async function crashImage(t: Test, b: TestBridge): Promise<TestEnv> {
+  const dir = await mkdtemp(join(tmpdir(), 'harness-replay-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const dataDir = join(dir, 'data');
+  await cp(b.t.dataDir, dataDir, {
+    recursive: true,
+    filter: (src) => !src.endsWith(LEASE_FILE) && !src.endsWith(MUTEX_FILE),
+  });
+  return { ...b.t, dir, dataDir, env: { ...b.t.env, HARNESS_DATA_DIR: dataDir } };
+}
+
+async function seeded(t: Test, runs: string[]): Promise<TestEnv> {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  for (const runId of runs)
+    for (let i = 0; i < 3; i++) t.equal((await b.req('POST', `/runs/${runId}/events`, ev())).status, 201);
+  const crashed = await crashImage(t, b);
+  const log = await readFile(join(crashed.dataDir, COMMIT_LOG_FILE), 'utf8');
+  t.equal(log.split('\n').filter(Boolean).length, 3 * runs.length, 'the log holds every record');
+  return crashed;
+}
+
+/**
+ * Records, in order, each FileHandle datasync (by the file it syncs) and truncate, from every
+ * caller in this process: the bridge below runs in-process.
+ */
+async function recordSyncs(t: Test): Promise<string[]> {
+  const seen: string[] = [];
+  const probe = await open(join(tmpdir(), `harness-probe-${process.pid}`), 'w');
+  const proto = Object.getPrototypeOf(probe) as FileHandle;
+  await probe.close();
+  await rm(join(tmpdir(), `harness-probe-${process.pid}`));
+  const { datasync, truncate } = proto;
+  const path = (h: FileHandle) => readlinkSync(`/proc/self/fd/${h.fd}`);
+  proto.datasync = function (this: FileHandle) {
+    seen.push(`datasync ${path(this)}`);
+    return datasync.call(this);
+  };
+  proto.truncate = function (this: FileHandle, len?: number) {
+    seen.push(`truncate ${path(this)}`);
+    return truncate.call(this, len);
+  };
+  t.teardown(() => {
+    proto.datasync = datasync;
+    proto.truncate = truncate;
+  });
+  return seen;
+}
+
+t.test('startup syncs every journal the log names before it empties the log', async (t) => {
+  const crashed = await seeded(t, ['a', 'b']);
+  const seen = await recordSyncs(t);
+  const b = await startTestBridge(crashed);
+  t.teardown(() => b.close());
+  const logPath = join(crashed.dataDir, COMMIT_LOG_FILE);
+  const emptied = seen.indexOf(`truncate ${logPath}`);
+  t.ok(emptied >= 0, 'startup empties the log');
+  for (const runId of ['a', 'b']) {
+    const synced = seen.indexOf(`datasync ${runPaths(crashed.dataDir, runId).journal}`);
+    t.ok(synced >= 0 && synced < emptied, `run ${runId}'s journal is synced before the log is emptied`);
+  }
+  t.equal((await stat(logPath)).size, 0);
+  for (const runId of ['a', 'b']) t.equal((await b.req('GET', `/runs/${runId}`)).body.run.eventCount, 3);
+});
+
+for (const [what, damage] of [
+  ['a directory', (path: string) => mkdir(path)],
+  ['a FIFO', async (path: string) => execFileSync('mkfifo', [path])],
+] as const) {
+  t.test(`a journal replaced by ${what} disputes its run only; startup serves the others`, async (t) => {
+    const crashed = await seeded(t, ['good', 'victim']);
+    const journal = runPaths(crashed.dataDir, 'victim').journal;
+    await rm(journal);
+    await damage(journal);
+    const b = await startTestBridge(crashed);
+    t.teardown(() => b.close());
+    const good = await b.req('GET', '/runs/good');
+    t.equal(good.status, 200);
+    t.equal(good.body.run.eventCount, 3, 'the other run is replayed and served');
+    const victim = await b.req('GET', '/runs/victim');
+    t.equal(victim.body.run.status, 'quarantined');
+    t.match(victim.body.run.quarantine.reasons, [
+      'commit.log cannot be replayed: the journal is not a regular file',
+    ]);
+    t.equal((await b.req('POST', '/runs/victim/events', ev())).body.error, 'run_quarantined');
+  });
+}
