@@ -1,12 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
-import { cp, type FileHandle, mkdir, mkdtemp, open, readFile, rm, stat } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { COMMIT_LOG_FILE } from '../src/storage/commit-log.js';
-import { LEASE_FILE, MUTEX_FILE, runPaths } from '../src/storage/paths.js';
-import { cleanup, ev, startTestBridge, type TestBridge, type TestEnv } from './helpers/bridge.js';
+import { runPaths } from '../src/storage/paths.js';
+import { cleanup, ev, startTestBridge, type TestEnv } from './helpers/bridge.js';
+import { crashImage } from './helpers/crash-image.js';
 
 /**
  * CONTRACT 7, at startup: commit.log holds acknowledged records whose journal lines may still be
@@ -14,18 +15,6 @@ import { cleanup, ev, startTestBridge, type TestBridge, type TestEnv } from './h
  * empties the log, so every journal it names must be on disk first, whether or not a record was
  * missing from it. And one run's damaged journal disputes that run only: startup serves the rest.
  */
-
-/** The data directory as a kill -9 leaves it: the journals hold every line, the log is not empty. */
-async function crashImage(t: Test, b: TestBridge): Promise<TestEnv> {
-  const dir = await mkdtemp(join(tmpdir(), 'harness-replay-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const dataDir = join(dir, 'data');
-  await cp(b.t.dataDir, dataDir, {
-    recursive: true,
-    filter: (src) => !src.endsWith(LEASE_FILE) && !src.endsWith(MUTEX_FILE),
-  });
-  return { ...b.t, dir, dataDir, env: { ...b.t.env, HARNESS_DATA_DIR: dataDir } };
-}
 
 async function seeded(t: Test, runs: string[]): Promise<TestEnv> {
   const b = await startTestBridge();

@@ -1,20 +1,9 @@
 import { constants } from 'node:fs';
-import {
-  cp,
-  type FileHandle,
-  mkdtemp,
-  open,
-  readFile,
-  rm,
-  stat,
-  truncate,
-  writeFile,
-} from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { type FileHandle, open, readFile, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { COMMIT_LOG_FILE, DISPUTED_FILE } from '../src/storage/commit-log.js';
-import { LEASE_FILE, MUTEX_FILE, runPaths } from '../src/storage/paths.js';
+import { runPaths } from '../src/storage/paths.js';
 import {
   cleanup,
   ev,
@@ -23,6 +12,7 @@ import {
   type TestBridge,
   type TestEnv,
 } from './helpers/bridge.js';
+import { crashImage } from './helpers/crash-image.js';
 import { allEvents, records } from './helpers/expect.js';
 
 /** The whole body of a 500: the cause (an EBADF on a data-directory path here) is logged only. */
@@ -33,18 +23,6 @@ const INTERNAL = { ok: false, error: 'internal_error', message: 'internal error'
  * commit.log; a journal that lost acknowledged records (page cache gone in a crash) gets them back
  * at startup, and a log record that does not fit its journal quarantines only that run.
  */
-
-/** The data directory as a crash would leave it right now (no checkpoint, no clean close). */
-async function crashImage(t: Test, b: TestBridge): Promise<TestEnv> {
-  const dir = await mkdtemp(join(tmpdir(), 'harness-crash-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const dataDir = join(dir, 'data');
-  await cp(b.t.dataDir, dataDir, {
-    recursive: true,
-    filter: (src) => !src.endsWith(LEASE_FILE) && !src.endsWith(MUTEX_FILE),
-  });
-  return { ...b.t, dir, dataDir, env: { ...b.t.env, HARNESS_DATA_DIR: dataDir } };
-}
 
 async function started(t: Test, te?: TestEnv): Promise<TestBridge> {
   const b = await startTestBridge(te);
