@@ -4,7 +4,7 @@ import { type JournalEntry, RUN_ID_PATTERN, type RunConfig } from '../contract/i
 import { JournalAuthError, type ScanResult, scanJournal } from '../storage/journal.js';
 import { macEqual, sha256Hex } from '../storage/mac.js';
 import { CONFIG_FILE, JOURNAL_FILE, SNAPSHOT_FILE } from '../storage/paths.js';
-import { readConfig } from '../storage/run-files.js';
+import { configMac, readConfig } from '../storage/run-files.js';
 import { SealError } from '../storage/sealed-file.js';
 import { readSnapshot } from '../storage/snapshot.js';
 
@@ -57,13 +57,22 @@ async function checkConfig(check: RunCheck, dir: string, key: Buffer): Promise<R
   }
 }
 
-async function checkJournal(check: RunCheck, dir: string, key: Buffer): Promise<ScanResult | null> {
+async function checkJournal(
+  check: RunCheck,
+  dir: string,
+  key: Buffer,
+  config: RunConfig,
+): Promise<ScanResult | null> {
   // The latest claim per path, gathered as the journal streams by (entries are not kept).
   const onEntry = ({ claim, seq }: JournalEntry) => {
     if (claim) check.claims.set(claim.path, { sha256: claim.sha256, seq });
   };
   try {
-    return await scanJournal(key, check.name, join(dir, JOURNAL_FILE), { readOnly: true, onEntry });
+    return await scanJournal(key, check.name, join(dir, JOURNAL_FILE), {
+      readOnly: true,
+      onEntry,
+      genesis: configMac(key, config),
+    });
   } catch (err) {
     if (err instanceof JournalAuthError) check.tampered.push(`events.jsonl: ${err.message}`);
     else if (errno(err) === 'ENOENT') check.tampered.push('events.jsonl is missing');
@@ -114,7 +123,7 @@ export async function authenticateRun(dataDir: string, dirName: string, key: Buf
     return check;
   }
   check.root = config.artifactRoot;
-  const scan = await checkJournal(check, dir, key);
+  const scan = await checkJournal(check, dir, key, config);
   await checkSnapshot(check, dir, key, scan);
   if (scan === null) {
     check.claims.clear();

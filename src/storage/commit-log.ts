@@ -3,8 +3,8 @@ import { appendFile, type FileHandle, lstat, open, readFile } from 'node:fs/prom
 import { join } from 'node:path';
 import { COMMIT_LOG_CHECKPOINT_BYTES } from '../contract/index.js';
 import { datasync, truncateToEmpty, writeAll, writeAllSync } from './fd-io.js';
-import { JournalAuthError, scanJournal, verifyLine } from './journal.js';
-import { GENESIS, macEqual } from './mac.js';
+import { firstPrev, JournalAuthError, scanJournal, verifyLine } from './journal.js';
+import { macEqual } from './mac.js';
 import { LinkedFileError, openNoFollow } from './no-follow.js';
 import { isCanonicalRunId, runPaths } from './paths.js';
 
@@ -303,7 +303,9 @@ async function replayRun(
     throw err;
   }
   const macs = scan.macs;
-  let head = macs.at(-1) ?? GENESIS;
+  // An empty journal: record 0's claimed start is taken as it is (its MAC binds it); opening the
+  // run checks that it chains from the run's config.
+  let head = macs.at(-1) ?? '';
   const missing: string[] = [];
   for (const line of lines) {
     let claimed: { seq?: unknown; mac?: unknown };
@@ -322,7 +324,7 @@ async function replayRun(
     }
     if (seq > macs.length) return { reason: `commit.log skips from journal record ${macs.length} to ${seq}` };
     try {
-      head = verifyLine(key, runId, line, seq, head).mac;
+      head = verifyLine(key, runId, line, seq, seq === 0 ? firstPrev(line, undefined) : head).mac;
     } catch (err) {
       return { reason: `commit.log record ${seq} fails authentication (${(err as Error).message})` };
     }

@@ -139,6 +139,27 @@ export interface ScanOptions {
   onEntry?: (entry: JournalEntry) => void;
   /** Bytes read at a time (tests make it small to put records across reads). */
   chunkBytes?: number;
+  /**
+   * The MAC of the run's config (`configMac`): record 0 must chain from it, so the journal is
+   * bound to the config it was started under. Without it (commit-log replay, which has no config
+   * at hand) record 0 is authenticated by its MAC alone; opening the run checks the binding.
+   */
+  genesis?: string;
+}
+
+/**
+ * What record 0 of a journal chains from. A run's records chain from its config's MAC, so a
+ * config replaced by another authentic one (an older seal of the same run, without the adapter or
+ * root the run was started under) no longer matches its journal; records written before this
+ * binding (pre-0.8.0 builds) chain from GENESIS and are accepted as they are. The claimed value
+ * is only a choice between the two: the record's MAC binds it either way.
+ */
+export function firstPrev(line: string, genesis: string | undefined): string {
+  const claimed = claimedPrevOf(line, 0);
+  if (claimed === GENESIS) return GENESIS;
+  if (genesis !== undefined && claimed !== genesis)
+    throw new JournalAuthError('journal record 0 was not started under this run-config.json');
+  return claimed;
 }
 
 /** Reads of this size keep a scan's memory bounded whatever the journal's size. */
@@ -183,7 +204,9 @@ export async function scanJournal(
         throw new JournalAuthError(`journal record ${offsets.length} exceeds its ceiling`);
       while (nl >= 0) {
         const seq = offsets.length;
-        const r = verifyLine(key, runId, view.toString('utf8', at, nl), seq, prev);
+        const line = view.toString('utf8', at, nl);
+        if (seq === 0) prev = firstPrev(line, opts.genesis);
+        const r = verifyLine(key, runId, line, seq, prev);
         onEntry?.({ seq, event: r.event, claim: r.claim, seal: r.seal ?? null });
         offsets.push(base + at);
         macs.push(r.mac);
@@ -260,6 +283,7 @@ export class JournalWriter implements LoggedJournal {
     path: string,
     scan: ScanResult,
     commitLog: CommitLog,
+    genesis: string,
     maxBytes: number = JOURNAL_MAX_BYTES,
   ): Promise<JournalWriter> {
     const handle = await openNoFollow(path, READ_APPEND, 0o600);
@@ -269,7 +293,7 @@ export class JournalWriter implements LoggedJournal {
       key,
       runId,
       scan.offsets,
-      scan.macs.at(-1) ?? GENESIS,
+      scan.macs.at(-1) ?? genesis,
       scan.size,
       maxBytes,
     );
@@ -289,6 +313,12 @@ export class JournalWriter implements LoggedJournal {
 
   get headMac(): string {
     return this.head;
+  }
+
+  /** A config resealed before the first append (only then): record 0 will chain from its MAC. */
+  rebase(genesis: string): void {
+    if (this.count > 0) throw new Error('a journal with records cannot be rebased');
+    this.head = genesis;
   }
 
   get broken(): Error | null {

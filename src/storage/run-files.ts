@@ -7,7 +7,7 @@ import { fsyncDir } from './atomic.js';
 import type { CommitLog } from './commit-log.js';
 import { IdIndex } from './id-index.js';
 import { JournalWriter, scanJournal } from './journal.js';
-import { macEqual } from './mac.js';
+import { mac, macEqual } from './mac.js';
 import { LinkedFileError } from './no-follow.js';
 import { type RunPaths, runDirName } from './paths.js';
 import { parseSealed, readSealed, writeSealed } from './sealed-file.js';
@@ -39,6 +39,11 @@ export function readConfig(path: string, key: Buffer): Promise<RunConfig> {
 
 export function parseConfig(text: string, key: Buffer): RunConfig {
   return parseSealed<RunConfig>(text, key, 'harness.run-config.v1', CONFIG_MAX_BYTES);
+}
+
+/** The MAC sealed into run-config.json: record 0 of the run's journal chains from it. */
+export function configMac(key: Buffer, config: RunConfig): string {
+  return mac(key, 'harness.run-config.v1', config);
 }
 
 export function writeConfig(path: string, key: Buffer, config: RunConfig): Promise<void> {
@@ -137,7 +142,8 @@ export async function openRunFiles(
     ids.add(entry.event.id, entry.seq);
     if (entry.seq >= from) applyEntry(state, entry);
   };
-  const scan = await scanJournal(key, runId, paths.journal, { onEntry }).catch((err: Error) =>
+  const genesis = configMac(key, config);
+  const scan = await scanJournal(key, runId, paths.journal, { onEntry, genesis }).catch((err: Error) =>
     fail(`events.jsonl: ${err.message}`),
   );
   if (snapError) fail(`run.json: ${snapError.message}`);
@@ -156,6 +162,7 @@ export async function openRunFiles(
     paths.journal,
     scan,
     commitLog,
+    genesis,
     limits.journalMaxBytes ?? JOURNAL_MAX_BYTES,
   ).catch((err: Error) =>
     err instanceof LinkedFileError ? fail(`events.jsonl: ${err.message}`) : Promise.reject(err),

@@ -24,6 +24,7 @@ import { sha256Hex } from './mac.js';
 import { isCanonicalRunId, RUN_DIR_PATTERN, runPaths } from './paths.js';
 import { QuarantineReasons } from './quarantine.js';
 import {
+  configMac,
   createRunFiles,
   type OpenRun,
   openRunFiles,
@@ -233,6 +234,7 @@ export class RunStore implements RunStorage {
       paths.journal,
       emptyScan(),
       this.commitLog,
+      configMac(this.opts.integrityKey, config),
       this.opts.journalMaxBytes,
     );
     const run: OpenRun = {
@@ -267,6 +269,7 @@ export class RunStore implements RunStorage {
     if (run.journal.count > 0) throw new Error('run-config.json is immutable after the first append');
     await writeConfig(run.paths.config, this.opts.integrityKey, config);
     run.config = config;
+    run.journal.rebase(configMac(this.opts.integrityKey, config));
   }
 
   /** Appends one event; the state changes now, the promise settles when the record is durable. */
