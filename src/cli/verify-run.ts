@@ -23,6 +23,8 @@ export interface RunCheck {
   /** The latest claim per artifact path: an artifact re-written and re-claimed supersedes itself. */
   claims: Map<string, { sha256: string; seq: number }>;
   tornBytes: number;
+  /** The journal's record MACs once it authenticated (commit.log records are judged against them). */
+  journalMacs: readonly string[] | null;
 }
 
 const errno = (err: unknown): string | undefined => (err as NodeJS.ErrnoException).code;
@@ -111,6 +113,7 @@ export async function authenticateRun(dataDir: string, dirName: string, key: Buf
     root: null,
     claims: new Map(),
     tornBytes: 0,
+    journalMacs: null,
   };
   const config = await checkConfig(check, dir, key);
   if (config === null) {
@@ -131,6 +134,7 @@ export async function authenticateRun(dataDir: string, dirName: string, key: Buf
   }
   check.events = scan.count;
   check.tornBytes = scan.truncatedBytes;
+  check.journalMacs = scan.macs;
   if (check.claims.size > 0 && check.root === null) {
     check.tampered.push('the journal claims artifacts but the run has no artifactRoot');
   }

@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CREDENTIAL_MIN_BYTES, canonicalTrustPin, RUN_ID_PATTERN } from '../contract/index.js';
-import { readLogOffline } from '../storage/commit-log.js';
+import { judgeLogRecords, readLogOffline } from '../storage/commit-log.js';
 import { resolveRoot } from '../validators/artifact-root.js';
 import { HashPool } from '../workers/pool.js';
 import { requireEnv, UsageError } from './env.js';
@@ -68,12 +68,23 @@ function line(check: RunCheck): string {
  * What the commit log says about a run: records it logged past the journal's end (a crash before
  * the bridge replayed them: not verifiable until it has) and records it disputed at a replay.
  */
-function checkLog(check: RunCheck, log: Awaited<ReturnType<typeof readLogOffline>>): void {
-  const newer = (log.logged.get(check.name) ?? []).filter((seq) => seq >= check.events).length;
-  if (newer > 0) {
-    check.unverifiable.push(
-      `commit.log holds ${newer} acknowledged record(s) newer than events.jsonl: start the bridge once to replay them, then verify again`,
-    );
+/**
+ * The run's commit.log records, judged as the bridge's startup replay judges them: one that
+ * contradicts the journal would get the run quarantined at the next start, so it is tampering
+ * now; records the journal lacks (a crash image) are replayed then, so the run is unverifiable
+ * until the bridge has started once.
+ */
+function checkLog(check: RunCheck, log: Awaited<ReturnType<typeof readLogOffline>>, key: Buffer): void {
+  const lines = log.logged.get(check.name) ?? [];
+  if (lines.length > 0 && check.journalMacs !== null) {
+    const judged = judgeLogRecords(key, check.name, lines, check.journalMacs);
+    if ('reason' in judged) {
+      check.tampered.push(`${judged.reason}: the bridge would quarantine the run at its next start`);
+    } else if (judged.missing.length > 0) {
+      check.unverifiable.push(
+        `commit.log holds ${judged.missing.length} acknowledged record(s) newer than events.jsonl: start the bridge once to replay them, then verify again`,
+      );
+    }
   }
   for (const d of log.disputed) {
     if (d.runId === check.name) check.tampered.push(`commit-disputed.jsonl: ${d.reason}`);
@@ -101,10 +112,12 @@ export async function verifyDataDir(
         root: null,
         claims: new Map(),
         tornBytes: 0,
+        journalMacs: null,
       });
     } else {
       const check = await authenticateRun(dataDir, t.dir, key);
-      checkLog(check, log);
+      checkLog(check, log, key);
+      check.journalMacs = null; // judged: not kept while the other runs are read
       if (logLinked) check.unverifiable.push(LOG_LINK_REASON);
       if (otherPin.has(check.name)) check.unverifiable.push(OTHER_PIN_REASON);
       checks.push(check);

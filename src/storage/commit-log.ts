@@ -198,23 +198,22 @@ function* logLines(buf: Buffer): Generator<{ runId: string; record: string; line
 }
 
 /**
- * For offline verification: each run's logged record positions (a crash image's log still holds
- * records a journal may lack) and the disputed records, read without writing anything.
+ * For offline verification: each run's logged records (a crash image's log still holds records a
+ * journal may lack; `judgeLogRecords` checks them as startup would) and the disputed records, read
+ * without writing anything.
  */
 export async function readLogOffline(
   dataDir: string,
-): Promise<{ logged: Map<string, number[]>; disputed: Disputed[] }> {
-  const logged = new Map<string, number[]>();
+): Promise<{ logged: Map<string, string[]>; disputed: Disputed[] }> {
+  const logged = new Map<string, string[]>();
   const buf = await readFile(join(dataDir, COMMIT_LOG_FILE)).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return Buffer.alloc(0);
     throw err;
   });
   for (const { runId, record } of logLines(buf)) {
-    const seq = /^\{"seq":(\d+),/.exec(record)?.[1];
-    if (seq === undefined) continue;
-    const seqs = logged.get(runId) ?? [];
-    seqs.push(Number(seq));
-    logged.set(runId, seqs);
+    const records = logged.get(runId) ?? [];
+    records.push(record);
+    logged.set(runId, records);
   }
   return { logged, disputed: await readDisputed(join(dataDir, DISPUTED_FILE)) };
 }
@@ -302,11 +301,37 @@ async function replayRun(
       return { reason: 'commit.log cannot be replayed: the journal is not a regular file' };
     throw err;
   }
-  const macs = scan.macs;
+  const judged = judgeLogRecords(key, runId, lines, scan.macs);
+  if ('reason' in judged) return judged;
+  const { missing } = judged;
+  const h = await openNoFollow(path, O_WRONLY | O_APPEND);
+  try {
+    if (missing.length > 0) await h.appendFile(missing.map((line) => `${line}\n`).join(''));
+    await h.datasync();
+  } finally {
+    await h.close();
+  }
+  return missing.length > 0 ? null : undefined;
+}
+
+/**
+ * Judges one run's logged records against its journal's MACs, as startup replay does (and
+ * `harness verify`, read-only): each record at a position the journal holds must be the journal's
+ * record there; the rest must continue the chain without a gap and authenticate. Returns why the
+ * run is disputed, or the records its journal lacks. `macs` is not changed.
+ */
+export function judgeLogRecords(
+  key: Buffer,
+  runId: string,
+  lines: readonly string[],
+  macs: readonly string[],
+): { reason: string } | { missing: string[] } {
   // An empty journal: record 0's claimed start is taken as it is (its MAC binds it); opening the
   // run checks that it chains from the run's config.
   let head = macs.at(-1) ?? '';
   const missing: string[] = [];
+  const added: string[] = [];
+  const macAt = (seq: number) => (seq < macs.length ? macs[seq] : added[seq - macs.length]) ?? '';
   for (const line of lines) {
     let claimed: { seq?: unknown; mac?: unknown };
     try {
@@ -317,26 +342,20 @@ async function replayRun(
     const seq = claimed.seq;
     if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0)
       return { reason: 'commit.log holds a record without a position' };
-    if (seq < macs.length) {
-      if (typeof claimed.mac !== 'string' || !macEqual(macs[seq] ?? '', claimed.mac))
+    const next = macs.length + added.length;
+    if (seq < next) {
+      if (typeof claimed.mac !== 'string' || !macEqual(macAt(seq), claimed.mac))
         return { reason: `commit.log record ${seq} differs from the journal's` };
       continue;
     }
-    if (seq > macs.length) return { reason: `commit.log skips from journal record ${macs.length} to ${seq}` };
+    if (seq > next) return { reason: `commit.log skips from journal record ${next} to ${seq}` };
     try {
       head = verifyLine(key, runId, line, seq, seq === 0 ? firstPrev(line, undefined) : head).mac;
     } catch (err) {
       return { reason: `commit.log record ${seq} fails authentication (${(err as Error).message})` };
     }
-    missing.push(`${line}\n`);
-    macs.push(head);
+    missing.push(line);
+    added.push(head);
   }
-  const h = await openNoFollow(path, O_WRONLY | O_APPEND);
-  try {
-    if (missing.length > 0) await h.appendFile(missing.join(''));
-    await h.datasync();
-  } finally {
-    await h.close();
-  }
-  return missing.length > 0 ? null : undefined;
+  return { missing };
 }
