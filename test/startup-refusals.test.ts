@@ -1,14 +1,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { access, mkdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { setTimeout } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { readBridgeEnv } from '../src/server/env.js';
 import { type StartOptions, startBridge } from '../src/server/start.js';
 import { trustStoreDigest } from '../src/server/trust-pin.js';
-import { StartupError } from '../src/storage/lease.js';
+import { acquireLease, LEASE_STALE_MS, StartupError } from '../src/storage/lease.js';
 import { runPaths } from '../src/storage/paths.js';
 import { cleanup, makeTestEnv, startTestBridge, startupFailure, type TestEnv } from './helpers/bridge.js';
 import { CLI, exitOf } from './helpers/cli.js';
@@ -268,6 +269,55 @@ t.test('data directory refusals', async (t) => {
       JSON.stringify({ pid: child.pid, host: hostname(), startedAt: new Date().toISOString() }),
     );
     await starts(t, { HARNESS_DATA_DIR: dir });
+  });
+
+  t.test('a second bridge in this process on the same data directory', async (t) => {
+    const dir = await fresh('same-process');
+    const first = await startBridge({ env: { ...te.env, HARNESS_DATA_DIR: dir } });
+    t.teardown(() => first.close());
+    const lease = await readFile(join(dir, 'bridge.lease'), 'utf8');
+    await refuses(t, { HARNESS_DATA_DIR: dir }, [
+      'HARNESS_DATA_DIR',
+      'already leased by another bridge process',
+      'in this process',
+    ]);
+    t.equal(await readFile(join(dir, 'bridge.lease'), 'utf8'), lease, 'the lease is not taken over');
+    await first.close();
+    await starts(t, { HARNESS_DATA_DIR: dir });
+  });
+
+  t.test('a lease from another host: live while renewed, stale after LEASE_STALE_MS', async (t) => {
+    const dir = await fresh('other-host');
+    const path = join(dir, 'bridge.lease');
+    const lease = JSON.stringify({ pid: 1, host: 'container-b', startedAt: new Date().toISOString() });
+    await writeFile(path, lease);
+    await refuses(t, { HARNESS_DATA_DIR: dir }, [
+      'HARNESS_DATA_DIR',
+      'already leased by another bridge process',
+      'container-b',
+    ]);
+    t.equal(await readFile(path, 'utf8'), lease, 'the lease is not taken over');
+    const old = new Date(Date.now() - LEASE_STALE_MS - 1000);
+    await utimes(path, old, old);
+    await starts(t, { HARNESS_DATA_DIR: dir });
+  });
+
+  t.test('a held lease is renewed, and only while it is still this bridge’s', async (t) => {
+    const dir = await fresh('renewed');
+    const path = join(dir, 'bridge.lease');
+    const release = await acquireLease(dir, { renewMs: 20 });
+    const old = new Date(Date.now() - 3_600_000);
+    await utimes(path, old, old);
+    await setTimeout(300);
+    t.ok(Date.now() - (await stat(path)).mtimeMs < 60_000, 'the holder touched its lease');
+    // Taken over meanwhile (its holder looked stale elsewhere): left as the new holder wrote it.
+    const other = JSON.stringify({ pid: 1, host: 'container-b', startedAt: new Date().toISOString() });
+    await writeFile(path, other);
+    await utimes(path, old, old);
+    await setTimeout(300);
+    t.ok(Date.now() - (await stat(path)).mtimeMs > 3_000_000, 'a lease no longer ours is not renewed');
+    await release();
+    t.equal(await readFile(path, 'utf8'), other, 'nor removed on release');
   });
 
   t.test('a pre-existing recovery mutex, malformed or not, is never stolen', async (t) => {

@@ -1,4 +1,4 @@
-import { open, readFile, unlink } from 'node:fs/promises';
+import { open, readFile, realpath, stat, unlink, utimes } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { atomicWrite } from './atomic.js';
@@ -65,22 +65,67 @@ export async function acquireMutex(dataDir: string): Promise<() => Promise<void>
   return () => unlink(path);
 }
 
-/** One bridge per data directory: a lease whose holder is alive blocks a second bridge. */
-export async function acquireLease(dataDir: string): Promise<() => Promise<void>> {
+/** A held lease's file is touched this often, so a bridge on another host can tell it is live. */
+export const LEASE_RENEW_MS = 10_000;
+/** A lease from another host not touched for this long is stale (its holder cannot be asked). */
+export const LEASE_STALE_MS = 3 * LEASE_RENEW_MS;
+
+/** Data directories (real paths) whose lease a bridge in this process holds. */
+const heldHere = new Set<string>();
+
+/**
+ * One bridge per data directory. A lease blocks a second bridge when its holder is alive: on this
+ * host, a live process other than this one, or a bridge in this very process (the same PID in the
+ * file is otherwise a previous holder whose PID was reused, as after a container restart); from
+ * another host (containers sharing a volume), a lease renewed within LEASE_STALE_MS, judged by the
+ * file's modification time, which the holder touches every LEASE_RENEW_MS.
+ */
+export async function acquireLease(
+  dataDir: string,
+  opts: { renewMs?: number } = {},
+): Promise<() => Promise<void>> {
   const path = join(dataDir, LEASE_FILE);
+  const held = await realpath(dataDir);
+  if (heldHere.has(held)) {
+    throw new StartupError(
+      `HARNESS_DATA_DIR ${dataDir} is already leased by another bridge process (a bridge in this process, pid ${process.pid})`,
+    );
+  }
   const text = await readFile(path, 'utf8').catch(() => null);
   if (text !== null) {
     const holder = parseHolder(text);
-    if (holder && holder.pid !== process.pid && holder.host === hostname() && alive(holder.pid)) {
-      throw new StartupError(
-        `HARNESS_DATA_DIR ${dataDir} is already leased by another bridge process (pid ${holder.pid})`,
-      );
+    if (holder && holder.host === hostname()) {
+      if (holder.pid !== process.pid && alive(holder.pid)) {
+        throw new StartupError(
+          `HARNESS_DATA_DIR ${dataDir} is already leased by another bridge process (pid ${holder.pid})`,
+        );
+      }
+    } else if (holder) {
+      const age = Date.now() - ((await stat(path).catch(() => null))?.mtimeMs ?? 0);
+      if (age < LEASE_STALE_MS) {
+        throw new StartupError(
+          `HARNESS_DATA_DIR ${dataDir} is already leased by another bridge process (pid ${holder.pid} on host ${JSON.stringify(holder.host)}, renewed ${Math.max(0, Math.round(age / 1000))} s ago); if that bridge is gone, start again after ${LEASE_STALE_MS / 1000} s without renewal`,
+        );
+      }
     }
   }
   const mine = me();
   await atomicWrite(path, JSON.stringify(mine));
-  return async () => {
+  heldHere.add(held);
+  const ours = async () => {
     const current = parseHolder(await readFile(path, 'utf8').catch(() => ''));
-    if (current?.pid === mine.pid && current.startedAt === mine.startedAt) await unlink(path).catch(() => {});
+    return current?.pid === mine.pid && current.host === mine.host && current.startedAt === mine.startedAt;
+  };
+  // Only a lease still ours is renewed: one taken over meanwhile is left to its new holder.
+  const renew = setInterval(() => {
+    void ours()
+      .then((yes) => (yes ? utimes(path, new Date(), new Date()) : undefined))
+      .catch(() => {});
+  }, opts.renewMs ?? LEASE_RENEW_MS);
+  renew.unref();
+  return async () => {
+    clearInterval(renew);
+    heldHere.delete(held);
+    if (await ours()) await unlink(path).catch(() => {});
   };
 }
