@@ -252,7 +252,6 @@ const noop = () => {};
 export class JournalWriter implements LoggedJournal {
   private last: Promise<void> = Promise.resolve();
   private syncs: Promise<void> = Promise.resolve();
-  private unsynced = false;
   private closed = false;
   private closeError: Error | null = null;
   readonly logPrefix: Buffer;
@@ -343,7 +342,6 @@ export class JournalWriter implements LoggedJournal {
     this.offsets.push(this.size);
     this.size += bytes.length;
     this.head = sealed.mac;
-    this.unsynced = true;
     const durable = this.commitLog.append(this, bytes);
     this.last = durable;
     return { entry: { seq, event, claim, seal }, durable, eventJson: sealed.eventJson };
@@ -357,7 +355,6 @@ export class JournalWriter implements LoggedJournal {
   /** fdatasync of events.jsonl itself (commit-log checkpoint, snapshot, close); serialized. */
   syncFile(): Promise<void> {
     if (this.closed) return this.closeError ? Promise.reject(this.closeError) : Promise.resolve();
-    this.unsynced = false;
     this.syncs = this.syncs.then(noop, noop).then(() => datasync(this.handle.fd));
     return this.syncs;
   }
@@ -390,12 +387,15 @@ export class JournalWriter implements LoggedJournal {
 
   /**
    * Closes the file after syncing it. If that sync fails, the commit log's next checkpoint fails
-   * too (and it stops accepting appends) rather than dropping records only it holds durably.
+   * too (and it stops accepting appends) rather than dropping records only it holds durably. The
+   * sync is unconditional: a sync requested earlier (a snapshot's) may have run before the lines
+   * of records appended meanwhile reached the file, and once closed the journal is forgotten by
+   * the checkpoint that would otherwise sync it before the log is emptied.
    */
   async close(): Promise<void> {
     await this.idle();
     try {
-      if (this.unsynced) await this.syncFile();
+      await this.syncFile();
     } catch (err) {
       this.closeError = err instanceof Error ? err : new Error(String(err));
     }
