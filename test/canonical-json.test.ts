@@ -2,7 +2,7 @@ import canonicalize from 'canonicalize';
 import fc from 'fast-check';
 import t from 'tap';
 import { canonicalJson } from '../src/storage/canonical.js';
-import { recordMac, sealRecord, verifyLine } from '../src/storage/journal.js';
+import { recordMac, sealRecord, verifyLine } from '../src/storage/journal-record.js';
 
 /** The outcome of a canonicalizer: its text, or the message it throws. */
 function outcome(

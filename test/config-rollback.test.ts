@@ -3,7 +3,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { sealRecord } from '../src/storage/journal.js';
+import { sealRecord } from '../src/storage/journal-record.js';
 import { GENESIS } from '../src/storage/mac.js';
 import { runPaths } from '../src/storage/paths.js';
 import { cleanup, ev, makeTestEnv, startTestBridge } from './helpers/bridge.js';
@@ -45,7 +45,9 @@ t.test('an older config put back after the first event quarantines the run', asy
   t.match(got.quarantine.reasons, [
     'events.jsonl: journal record 0 was not started under this run-config.json',
   ]);
+  const journal = await readFile(runPaths(te.dataDir, 'c').journal);
   t.equal((await again.req('POST', '/runs/c/events', ev())).body.error, 'run_quarantined');
+  t.same(await readFile(runPaths(te.dataDir, 'c').journal), journal, 'the refused event stored nothing');
   t.equal((await again.req('GET', '/runs/d')).body.run.eventCount, 1, 'the other run is served');
   await again.close();
 

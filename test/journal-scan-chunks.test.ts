@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import type { JournalEntry, StoredEvent } from '../src/contract/index.js';
 import { JOURNAL_RECORD_MAX_BYTES } from '../src/contract/index.js';
-import { JournalAuthError, SCAN_CHUNK_BYTES, scanJournal, sealRecord } from '../src/storage/journal.js';
+import { SCAN_CHUNK_BYTES, scanJournal } from '../src/storage/journal.js';
+import { JournalAuthError, sealRecord } from '../src/storage/journal-record.js';
 import { GENESIS } from '../src/storage/mac.js';
 
 /**

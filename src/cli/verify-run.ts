@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type JournalEntry, RUN_ID_PATTERN, type RunConfig } from '../contract/index.js';
-import { JournalAuthError, type ScanResult, scanJournal } from '../storage/journal.js';
+import { type ScanResult, scanJournal } from '../storage/journal.js';
+import { JournalAuthError } from '../storage/journal-record.js';
 import { macEqual, sha256Hex } from '../storage/mac.js';
 import { CONFIG_FILE, JOURNAL_FILE, SNAPSHOT_FILE } from '../storage/paths.js';
 import { configMac, readConfig } from '../storage/run-files.js';

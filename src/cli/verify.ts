@@ -65,14 +65,10 @@ function line(check: RunCheck): string {
 }
 
 /**
- * What the commit log says about a run: records it logged past the journal's end (a crash before
- * the bridge replayed them: not verifiable until it has) and records it disputed at a replay.
- */
-/**
  * The run's commit.log records, judged as the bridge's startup replay judges them: one that
  * contradicts the journal would get the run quarantined at the next start, so it is tampering
  * now; records the journal lacks (a crash image) are replayed then, so the run is unverifiable
- * until the bridge has started once.
+ * until the bridge has started once. Records it disputed at an earlier start are tampering too.
  */
 function checkLog(check: RunCheck, log: Awaited<ReturnType<typeof readLogOffline>>, key: Buffer): void {
   const lines = log.logged.get(check.name) ?? [];

@@ -17,7 +17,7 @@ import {
   SELF_HEAL_PROPOSAL_PATH,
   TEXT_FIELD_MAX,
 } from '../contract/index.js';
-import { EventTooLargeError, eventBytesOverLimit } from '../storage/journal.js';
+import { EventTooLargeError, eventBytesOverLimit } from '../storage/journal-record.js';
 import { canonicalBytes, macEqual, secretDigest } from '../storage/mac.js';
 import type { OpenRun } from '../storage/run-files.js';
 import { ArtifactError, claimArtifact } from '../validators/artifact-root.js';

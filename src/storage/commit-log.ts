@@ -3,7 +3,8 @@ import { appendFile, type FileHandle, lstat, open, readFile } from 'node:fs/prom
 import { join } from 'node:path';
 import { COMMIT_LOG_CHECKPOINT_BYTES } from '../contract/index.js';
 import { datasync, truncateToEmpty, writeAll, writeAllSync } from './fd-io.js';
-import { firstPrev, JournalAuthError, scanJournal, verifyLine } from './journal.js';
+import { scanJournal } from './journal.js';
+import { firstPrev, JournalAuthError, verifyLine } from './journal-record.js';
 import { macEqual } from './mac.js';
 import { LinkedFileError, openNoFollow } from './no-follow.js';
 import { isCanonicalRunId, runPaths } from './paths.js';

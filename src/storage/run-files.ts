@@ -33,21 +33,24 @@ export class RunIntegrityError extends Error {
   override readonly name = 'RunIntegrityError';
 }
 
+/** The MAC domain of run-config.json. */
+const CONFIG_DOMAIN = 'harness.run-config.v1';
+
 export function readConfig(path: string, key: Buffer): Promise<RunConfig> {
-  return readSealed<RunConfig>(path, key, 'harness.run-config.v1', CONFIG_MAX_BYTES);
+  return readSealed<RunConfig>(path, key, CONFIG_DOMAIN, CONFIG_MAX_BYTES);
 }
 
 export function parseConfig(text: string, key: Buffer): RunConfig {
-  return parseSealed<RunConfig>(text, key, 'harness.run-config.v1', CONFIG_MAX_BYTES);
+  return parseSealed<RunConfig>(text, key, CONFIG_DOMAIN, CONFIG_MAX_BYTES);
 }
 
 /** The MAC sealed into run-config.json: record 0 of the run's journal chains from it. */
 export function configMac(key: Buffer, config: RunConfig): string {
-  return mac(key, 'harness.run-config.v1', config);
+  return mac(key, CONFIG_DOMAIN, config);
 }
 
 export function writeConfig(path: string, key: Buffer, config: RunConfig): Promise<void> {
-  return writeSealed(path, key, 'harness.run-config.v1', config, CONFIG_MAX_BYTES);
+  return writeSealed(path, key, CONFIG_DOMAIN, config, CONFIG_MAX_BYTES);
 }
 
 const tmpRunDir = (dataDir: string, runId: string): string =>

@@ -18,7 +18,8 @@ import {
 } from '../contract/index.js';
 import { CommitLog, type Disputed } from './commit-log.js';
 import { IdIndex } from './id-index.js';
-import { type Appended, JournalAuthError, JournalWriter, type ScanResult } from './journal.js';
+import { type Appended, JournalWriter, type ScanResult } from './journal.js';
+import { JournalAuthError } from './journal-record.js';
 import type { LayoutConfigs } from './layout.js';
 import { sha256Hex } from './mac.js';
 import { isCanonicalRunId, RUN_DIR_PATTERN, runPaths } from './paths.js';

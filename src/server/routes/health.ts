@@ -27,12 +27,9 @@ const publicFields = {
 };
 const count = Type.Integer({ minimum: 0 });
 const positive = Type.Integer({ minimum: 1 });
-const range = Type.Object(
-  { min: Type.Integer(), max: Type.Integer(), default: Type.Integer() },
-  { additionalProperties: false },
-);
 const closed = <T extends Parameters<typeof Type.Object>[0]>(props: T) =>
   Type.Object(props, { additionalProperties: false });
+const range = closed({ min: Type.Integer(), max: Type.Integer(), default: Type.Integer() });
 
 /** The answer without a token (CONTRACT 4): these five fields and nothing else. */
 export const PublicHealth = closed(publicFields);
