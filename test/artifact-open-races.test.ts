@@ -25,11 +25,13 @@ const swapped = {
   lstat: (p: string) => (p === leaf ? fs.lstatSync(elsewhere) : fs.lstatSync(p)),
 };
 
+// Resolved from this file's own URL: tap resolves a relative specifier from the source-mapped caller
+// (test/*.ts), while the module to load is the compiled one beside the compiled test.
 const opener = async (answers: Partial<typeof swapped>) => {
   const realpath = answers.realpath ?? fs.realpathSync.native;
   const lstat = answers.lstat ?? fs.lstatSync;
   const { openArtifact } = await t.mockImport<typeof import('../src/validators/artifact-root.js')>(
-    '../src/validators/artifact-root.js',
+    new URL('../src/validators/artifact-root.js', import.meta.url).href,
     {
       'node:fs/promises': {
         ...fsp,
@@ -39,7 +41,7 @@ const opener = async (answers: Partial<typeof swapped>) => {
     },
   );
   const { openArtifactSync } = await t.mockImport<typeof import('../src/validators/artifact-open-sync.js')>(
-    '../src/validators/artifact-open-sync.js',
+    new URL('../src/validators/artifact-open-sync.js', import.meta.url).href,
     {
       'node:fs': {
         ...fs,

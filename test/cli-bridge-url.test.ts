@@ -1,15 +1,14 @@
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
-import { join } from 'node:path';
 import t from 'tap';
 import { bridgeUrl, UsageError } from '../src/cli/env.js';
+import { CLI } from './helpers/paths.js';
 
 /**
  * Every client command (emit, approve, run create, explain, ui, mcp) sends a credential to
  * HARNESS_BRIDGE_URL, so it must be an http:// URL on a loopback host; anything else is a usage
  * error (exit 2) before any connection. Needs `npm run build`.
  */
-const CLI = join(import.meta.dirname, '..', 'dist', 'src', 'cli', 'main.js');
 
 t.test('bridgeUrl accepts loopback http:// URLs only', async (t) => {
   for (const url of ['http://127.0.0.1:8787', 'http://localhost:1', 'http://[::1]:8787', 'http://127.9.9.9'])

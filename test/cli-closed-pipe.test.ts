@@ -1,14 +1,13 @@
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import t from 'tap';
 import { cleanup, ev, startTestBridge } from './helpers/bridge.js';
+import { CLI } from './helpers/paths.js';
 
 /**
  * A CLI whose reader closed the pipe (`harness explain r | head -1`) drops the rest of its output
  * and exits with its own code (CONTRACT 8), instead of crashing on EPIPE with a stack trace.
  * The read end is closed before the command writes anything, so every write meets a closed pipe.
  */
-const CLI = join(import.meta.dirname, '..', 'dist', 'src', 'cli', 'main.js');
 
 function runWithClosedStdout(args: string[], env: Record<string, string>) {
   return new Promise<{ code: number | null; stderr: string }>((resolve) => {

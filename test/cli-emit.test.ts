@@ -3,6 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { cleanup, startTestBridge } from './helpers/bridge.js';
+import { CLI } from './helpers/paths.js';
 import { type RecordingUpstream, startRecordingUpstream } from './helpers/recording-upstream.js';
 
 /**
@@ -10,7 +11,6 @@ import { type RecordingUpstream, startRecordingUpstream } from './helpers/record
  * deny, the human token) from the environment only; an unknown option or an argument carrying a
  * credential exits 2 before any request; a refused event exits 1. Needs `npm run build`.
  */
-const CLI = join(import.meta.dirname, '..', 'dist', 'src', 'cli', 'main.js');
 
 t.test('harness emit', async (t) => {
   const b = await startTestBridge();

@@ -1,7 +1,7 @@
-import { join } from 'node:path';
 import { execa } from 'execa';
 import t from 'tap';
 import { cleanup, ev, makeTestEnv } from './helpers/bridge.js';
+import { CLI } from './helpers/paths.js';
 import { startWithQuarantinedRun } from './helpers/quarantine.js';
 
 /**
@@ -9,7 +9,7 @@ import { startWithQuarantinedRun } from './helpers/quarantine.js';
  * reasons, with no completion preview, so explain prints the reasons and exits 1 (CONTRACT 8: the
  * check failed) instead of failing on the preview it does not have. Runs the built CLI.
  */
-const main = join(import.meta.dirname, '../dist/src/cli/main.js');
+const main = CLI;
 
 t.test('explain prints the quarantine reasons of a quarantined run and exits 1', async (t) => {
   const te = await makeTestEnv();

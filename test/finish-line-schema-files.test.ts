@@ -4,8 +4,9 @@ import t from 'tap';
 import { SCHEMA_EXAMPLES } from '../scripts/schema-examples.js';
 import { schemaFiles } from '../scripts/schema-files.js';
 import { ARTIFACT_SCHEMAS, checkerFor } from '../src/contract/artifacts/index.js';
+import { ROOT } from './helpers/paths.js';
 
-const root = join(import.meta.dirname, '..');
+const root = ROOT;
 
 t.test('committed docs/schema files equal a fresh generation (run `npm run schema`)', async (t) => {
   for (const [rel, text] of schemaFiles()) {

@@ -7,6 +7,7 @@ import t from 'tap';
 import { NODE_IDS } from '../src/contract/index.js';
 import { trustPinOf } from '../src/validators/trust-store.js';
 import { buildFixture, type Fixture } from './helpers/finish-line-fixture.js';
+import { CLI } from './helpers/paths.js';
 import { waivedFixture } from './helpers/waivers-fixture.js';
 
 /**
@@ -14,7 +15,7 @@ import { waivedFixture } from './helpers/waivers-fixture.js';
  * `run create`, `explain`. They run the built CLI (`npm test` builds dist/ first): loading the
  * whole CLI through the TypeScript loader per spawn would take most of a minute.
  */
-const main = join(import.meta.dirname, '../dist/src/cli/main.js');
+const main = CLI;
 const harness = (args: string[], env: Record<string, string> = {}, cwd?: string) =>
   execa(process.execPath, [main, ...args], {
     reject: false,

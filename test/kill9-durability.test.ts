@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import t from 'tap';
 import { cleanup, ev, makeTestEnv, startTestBridge } from './helpers/bridge.js';
 import { allEvents } from './helpers/expect.js';
+import { CLI } from './helpers/paths.js';
 
 /**
  * CONTRACT 7: a 2xx for an event means its record is on disk. A real bridge process (the built
@@ -12,7 +12,6 @@ import { allEvents } from './helpers/expect.js';
  * data directory every acknowledged event id must be present, and no run may be quarantined (a
  * torn tail is truncated, never mistaken for tampering). Needs `npm run build`.
  */
-const CLI = join(import.meta.dirname, '..', 'dist', 'src', 'cli', 'main.js');
 const RUNS = Array.from({ length: 6 }, (_, i) => `k9-${i}`);
 const WORKERS = 24;
 

@@ -15,8 +15,13 @@ t.teardown(() => rm(base, { recursive: true, force: true }));
 const FIXED = Buffer.alloc(12, 0xab);
 const tempName = `.harness-write-${FIXED.toString('hex')}.tmp`;
 
+// Specifiers are resolved from this file's own URL: tap resolves a relative one from the
+// source-mapped caller (test/*.ts), while the modules are the compiled ones beside this file.
 async function writerWith(mocks: Record<string, unknown>) {
-  return t.mockImport<typeof import('../src/mcp/write-file.js')>('../src/mcp/write-file.js', mocks);
+  return t.mockImport<typeof import('../src/mcp/write-file.js')>(
+    new URL('../src/mcp/write-file.js', import.meta.url).href,
+    mocks,
+  );
 }
 
 t.test('a link planted at the temp name is refused, and its target is untouched', async (t) => {
@@ -38,7 +43,7 @@ t.test('bytes that do not re-read as written are refused', async (t) => {
   const root = join(base, 'root-b');
   await mkdir(root);
   const { writeArtifactFile, WriteRefused } = await writerWith({
-    '../src/validators/artifact-root.js': {
+    [new URL('../src/validators/artifact-root.js', import.meta.url).href]: {
       claimArtifact: async (_root: string, path: string) => ({
         path,
         sha256: '0'.repeat(64),

@@ -86,8 +86,13 @@ t.test('a directory swapped for a link to outside the root never receives the fi
   }
 });
 
+// Resolved from this file's own URL: tap resolves a relative specifier from the source-mapped caller
+// (test/*.ts), while the module to load is the compiled one beside the compiled test.
 async function writerWith(mocks: Record<string, unknown>) {
-  return t.mockImport<typeof import('../src/mcp/write-file.js')>('../src/mcp/write-file.js', mocks);
+  return t.mockImport<typeof import('../src/mcp/write-file.js')>(
+    new URL('../src/mcp/write-file.js', import.meta.url).href,
+    mocks,
+  );
 }
 
 t.test('a held directory moved out of the root before the temp file is refused', async (t) => {

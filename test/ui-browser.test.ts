@@ -10,6 +10,7 @@ import { runPaths } from '../src/storage/paths.js';
 import { loadUiConfig } from '../src/ui/config.js';
 import { ev, makeTestEnv, startTestBridge, type TestBridge } from './helpers/bridge.js';
 import { complete, driveToReady } from './helpers/complete-run.js';
+import { ROOT } from './helpers/paths.js';
 import { type RunningUi, startUi } from './helpers/ui-server.js';
 
 /**
@@ -23,7 +24,7 @@ const CHROMIUM = '/usr/bin/chromium';
 // run never dirties the tree; otherwise they go to a throwaway directory.
 const SHOTS =
   process.env['HARNESS_UPDATE_SCREENSHOTS'] === '1'
-    ? new URL('../docs/screenshots/', import.meta.url).pathname
+    ? join(ROOT, 'docs/screenshots/')
     : mkdtempSync(join(tmpdir(), 'harness-shots-'));
 
 if (!existsSync(CHROMIUM)) {
@@ -212,7 +213,7 @@ const [liveEvents] = await Promise.all([
   completeRun(COMPLETED_RUN),
   completeRun(DRIFTED_RUN),
   build({
-    configFile: new URL('../src/ui/web/vite.config.ts', import.meta.url).pathname,
+    configFile: join(ROOT, 'src/ui/web/vite.config.ts'),
     logLevel: 'warn',
     build: { outDir: webRoot, emptyOutDir: true },
   }),

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
+import { join } from 'node:path';
 import { Command } from 'commander';
 import t from 'tap';
 import { UsageError } from '../src/cli/env.js';
@@ -10,6 +11,7 @@ import { isLoopbackHost } from '../src/contract/loopback.js';
 import { loadUiConfig } from '../src/ui/config.js';
 import { UI_ERROR_CODES, UI_SHARED_CODES } from '../src/ui/errors.js';
 import { CLI, exitOf } from './helpers/cli.js';
+import { ROOT } from './helpers/paths.js';
 
 const GOOD = { HARNESS_BRIDGE_ACCESS_TOKEN: 'ui-config-access-token-0123456789abcdef' };
 
@@ -68,7 +70,7 @@ t.test('loopback means 127.0.0.0/8, ::1 and localhost only', async (t) => {
 });
 
 t.test('every code the UI server answers is documented in docs/ui.md', async (t) => {
-  const doc = readFileSync(new URL('../docs/ui.md', import.meta.url), 'utf8');
+  const doc = readFileSync(join(ROOT, 'docs/ui.md'), 'utf8');
   const section = doc
     .slice(doc.indexOf('## Errors the UI server answers itself'), doc.indexOf('## The web app'))
     .replace(/\s+/g, ' ');

@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox';
+import { artifactPathProblems } from './artifact-path.js';
 import {
   type EventSource,
   type RunMode,
@@ -172,20 +173,6 @@ function proposalProblems(event: RunEvent): string[] {
 export function proposalArtifact(event: RunEvent): string | undefined {
   if (event.artifact !== undefined) return event.artifact;
   return event.selfHealPrUrl === SELF_HEAL_PROPOSAL_PATH ? SELF_HEAL_PROPOSAL_PATH : undefined;
-}
-
-/** CONTRACT section 6: relative POSIX paths without `..`, `\`, NUL or a leading `/`. */
-export function artifactPathProblems(path: string): string[] {
-  const problems: string[] = [];
-  if (path.startsWith('/')) problems.push('artifact path must be relative');
-  if (path.includes('\\')) problems.push('artifact path must not contain a backslash');
-  if (path.includes('\0')) problems.push('artifact path must not contain NUL');
-  const parts = path.split('/');
-  if (parts.some((p) => p === '..')) problems.push('artifact path must not contain ..');
-  if (parts.some((p) => p === '' || p === '.') && !path.startsWith('/')) {
-    problems.push('artifact path must not contain empty or . segments');
-  }
-  return problems;
 }
 
 /** An https URL whose path names a pull request (GitHub, Gitea) or merge request (GitLab). */

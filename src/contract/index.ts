@@ -1,3 +1,4 @@
+export * from './artifact-path.js';
 export * from './enums.js';
 export * from './errors.js';
 export * from './event.js';

@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, realpathSync } from 'node:fs';
 import { sep } from 'node:path';
-import { artifactPathProblems } from '../contract/index.js';
+import { artifactPathProblems } from '../contract/artifact-path.js';
 import { ArtifactError, describeOpenError, O_DIRECTORY, O_NOFOLLOW } from './artifact-root.js';
 
 /**

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { constants, type FileHandle, lstat, open, realpath } from 'node:fs/promises';
 import { isAbsolute, sep } from 'node:path';
-import { type ArtifactClaim, artifactPathProblems } from '../contract/index.js';
+import { artifactPathProblems } from '../contract/artifact-path.js';
+import type { ArtifactClaim } from '../contract/index.js';
 
 /**
  * A read-only view of a run's artifact root. Artifact paths are attacker-controlled: every

@@ -1,6 +1,7 @@
 import { lstat, realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { execa } from 'execa';
+import { isCommitName } from './commit-name.js';
 import { GIT_ISOLATION_ENV, pinnedRepository } from './git-isolation.js';
 import { shadowRepository } from './git-shadow.js';
 import { childEnvironment } from './runner.js';
@@ -13,12 +14,7 @@ import { childEnvironment } from './runner.js';
  * shell, in the repository root only, with the validator children's scrubbed environment (never a
  * bridge credential, in whichever process it runs).
  */
-const COMMIT = /^([0-9a-f]{40}|[0-9a-f]{64})$/;
 const GIT_TIMEOUT_MS = 15_000;
-
-export function isCommitName(value: string): boolean {
-  return COMMIT.test(value);
-}
 
 interface GitResult {
   exitCode: number;

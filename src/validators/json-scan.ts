@@ -1,4 +1,4 @@
-import { isCommitName } from './git.js';
+import { isCommitName } from './commit-name.js';
 
 /**
  * Walks an untrusted JSON value and reports the JSON pointers where `match` holds for a key or a

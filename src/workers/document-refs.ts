@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { closeSync, readSync } from 'node:fs';
-import { COMMIT_NAMES_MAX, DOCUMENT_MAX_BYTES, NAMED_PATHS_MAX } from '../contract/index.js';
+import { COMMIT_NAMES_MAX, DOCUMENT_MAX_BYTES, NAMED_PATHS_MAX } from '../contract/limits.js';
 import { openArtifactSync } from '../validators/artifact-open-sync.js';
 import { artifactRefPaths, commitNames } from '../validators/json-scan.js';
 

@@ -1,9 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { join } from 'node:path';
 
-/** The built CLI entry (`harness`); tests that spawn it need `npm run build`. */
-export const CLI = join(import.meta.dirname, '..', '..', 'dist', 'src', 'cli', 'main.js');
+export { CLI } from './paths.js';
 
 /** How the child exits; one still running after 30 s (it should have refused) is killed, code null. */
 export async function exitOf(child: ChildProcess): Promise<{ code: number | null; stderr: string }> {

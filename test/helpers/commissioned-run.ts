@@ -7,6 +7,7 @@ import { shellQuote } from '../../src/cli/proof-run.js';
 import { trustPinOf } from '../../src/validators/trust-store.js';
 import { cleanup, ev, secret, startTestBridge, type TestBridge } from './bridge.js';
 import { buildFixture, type Fixture } from './finish-line-fixture.js';
+import { CLI } from './paths.js';
 
 /**
  * A commissioned run prepared with the real tooling on top of the known-good finish-line fixture:
@@ -17,7 +18,7 @@ import { buildFixture, type Fixture } from './finish-line-fixture.js';
  * the real finish-line gate (validator children) serving it. The built CLI is used: spawning the
  * whole CLI through the TypeScript loader is far too slow.
  */
-const main = join(import.meta.dirname, '../../dist/src/cli/main.js');
+const main = CLI;
 export const REQUIRED = ['route', 'production-readiness', 'prove', 'handoff'] as const;
 export const WAIVER = {
   waiverId: 'w-rate',

@@ -1,14 +1,14 @@
-import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { TestBridge } from './bridge.js';
+import { CLI } from './paths.js';
 
 /**
  * The MCP side of the tests: the SDK's own Client over a real stdio transport, spawning the built
  * CLI (`node dist/src/cli/main.js mcp`, so `npm run build` first) against an in-process bridge.
  * The child gets the access token and the bridge URL only, as a configured agent would.
  */
-export const MAIN = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
+export const MAIN = CLI;
 
 export interface ToolAnswer {
   isError: boolean;
