@@ -1,6 +1,6 @@
 import t from 'tap';
-import type { TSchema } from 'typebox';
-import { Compile } from 'typebox/compile';
+import type { TSchema } from '#typebox';
+import { Compile } from '#typebox/compile';
 import { AuthenticatedHealth, PublicHealth } from '../src/server/routes/health.js';
 import { cleanup, ev, startTestBridge } from './helpers/bridge.js';
 import { assertEnvelope, expectRejected } from './helpers/expect.js';

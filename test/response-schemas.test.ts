@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import type { TSchema } from 'typebox';
-import { Compile } from 'typebox/compile';
+import type { TSchema } from '#typebox';
+import { Compile } from '#typebox/compile';
 import { EventAccepted, EventDuplicate } from '../src/server/routes/events.js';
 import { CreatedRun, RunRead, RunsPage } from '../src/server/routes/runs.js';
 import { cleanup, ev, startTestBridge } from './helpers/bridge.js';

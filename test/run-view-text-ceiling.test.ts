@@ -1,8 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import t, { type Test } from 'tap';
-import type { TSchema } from 'typebox';
-import { Compile } from 'typebox/compile';
+import type { TSchema } from '#typebox';
+import { Compile } from '#typebox/compile';
 import {
   CONFIG_MAX_BYTES,
   CREATE_RUN_MAX_BYTES,

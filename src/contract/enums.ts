@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { Type } from '#typebox';
 
 /** The closed vocabularies of the event contract (SPEC "Event", "Node IDs", "Events"). */
 export const EVENT_TYPES = [

@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { TObject } from 'typebox';
+import type { TObject } from '#typebox';
 import { type BridgeResponse, bridgeRequest } from '../cli/http.js';
 import type { FinishLineEnv, RunFacts } from '../validators/facts.js';
 

@@ -1,4 +1,4 @@
-import { type TObject, type TProperties, Type } from 'typebox';
+import { type TObject, type TProperties, Type } from '#typebox';
 import {
   CreateRunSchema,
   PATH_FIELD_MAX,

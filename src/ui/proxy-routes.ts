@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { Type } from 'typebox';
+import { Type } from '#typebox';
 import { CURSOR_MAX, queryInteger, RUN_ID_PATTERN, RUN_ID_PATTERN_SOURCE } from '../contract/limits.js';
 import { UiError } from './errors.js';
 import { sendUiError } from './guard.js';

@@ -1,5 +1,5 @@
-import type { TSchema } from 'typebox';
-import { Compile } from 'typebox/compile';
+import type { TSchema } from '#typebox';
+import { Compile } from '#typebox/compile';
 
 /** A compiled artifact schema returning every violation as `<pointer> <message>` (never just the first). */
 export interface DocumentChecker {

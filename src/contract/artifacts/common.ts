@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { Type } from '#typebox';
 import { PATH_FIELD_MAX, RUN_ID_PATTERN_SOURCE, TEXT_FIELD_MAX } from '../limits.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { TSchema } from 'typebox';
+import type { TSchema } from '#typebox';
 import { type DocumentChecker, documentChecker } from './check.js';
 import {
   PRODUCTION_READINESS_V1_ID,

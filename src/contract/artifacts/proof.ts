@@ -1,4 +1,4 @@
-import { type Static, Type } from 'typebox';
+import { type Static, Type } from '#typebox';
 import { CommitSha, DateTime, Digest, Identifier, RunIdString, Text } from './common.js';
 
 export const PROOF_SCHEMA_ID = 'harness.proof.v1';

@@ -1,4 +1,4 @@
-import { type Static, Type } from 'typebox';
+import { type Static, Type } from '#typebox';
 import { CommitSha, DateTime, Digest, Identifier, RelPath, RunIdString, Text } from './common.js';
 
 export const RCA_SCHEMA_ID = 'harness.rca.v1';

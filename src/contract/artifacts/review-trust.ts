@@ -1,4 +1,4 @@
-import { type Static, Type } from 'typebox';
+import { type Static, Type } from '#typebox';
 import { Identifier, Text } from './common.js';
 
 export const REVIEW_TRUST_SCHEMA_ID = 'harness.review-trust.v1';

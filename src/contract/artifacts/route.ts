@@ -1,4 +1,4 @@
-import { type Static, Type } from 'typebox';
+import { type Static, Type } from '#typebox';
 import { DateTime, Identifier, RunIdString, Text } from './common.js';
 
 export const ROUTE_SCHEMA_ID = 'harness.route.v1';

@@ -1,4 +1,4 @@
-import { type Static, Type } from 'typebox';
+import { type Static, Type } from '#typebox';
 import { ArtifactRef, DateTime, RelPath, RunIdString, Text } from './common.js';
 
 export const SELF_HEAL_PROPOSAL_SCHEMA_ID = 'harness.self-heal-proposal.v1';

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { Type } from '#typebox';
 import {
   BridgeError,
   EVENT_MAX_BYTES,
