@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import t from 'tap';
+import { execa } from '#execa';
 import { CLI } from './helpers/cli.js';
 import { json, startRecordingUpstream } from './helpers/recording-upstream.js';
 

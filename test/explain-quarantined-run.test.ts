@@ -1,5 +1,5 @@
-import { execa } from 'execa';
 import t from 'tap';
+import { execa } from '#execa';
 import { cleanup, ev, makeTestEnv } from './helpers/bridge.js';
 import { CLI } from './helpers/paths.js';
 import { startWithQuarantinedRun } from './helpers/quarantine.js';

@@ -1,8 +1,8 @@
 import { mkdir, mkdtemp, readdir, readFile, realpath, rm, unlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import t, { type Test } from 'tap';
+import { execa } from '#execa';
 import { checkTrustPin, trustStoreDigest } from '../src/server/trust-pin.js';
 import { StartupError } from '../src/storage/lease.js';
 import {

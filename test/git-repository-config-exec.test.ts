@@ -3,8 +3,8 @@ import { chmod, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:f
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import t, { type Test } from 'tap';
+import { execa } from '#execa';
 import { commitExists, isAncestor, showCommitted } from '../src/validators/git.js';
 import { GIT_ISOLATION_ENV } from '../src/validators/git-isolation.js';
 import { gitIn, makeTestEnv } from './helpers/bridge.js';

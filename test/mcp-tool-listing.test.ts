@@ -1,5 +1,5 @@
-import { execa } from 'execa';
 import t from 'tap';
+import { execa } from '#execa';
 import { CreateRunSchema, EVENT_TYPES, NODE_IDS, RunEventSchema } from '../src/contract/index.js';
 import { cleanup, secret, startTestBridge } from './helpers/bridge.js';
 import { agentEnv, connectMcp, MAIN } from './helpers/mcp.js';

@@ -7,8 +7,9 @@ import { ROOT } from './helpers/paths.js';
  * What each process and thread loads at start, walked over the built JavaScript (where type-only
  * imports are erased). The hash/verify worker threads start with the bridge and with every
  * validator child, each loading its own module graph: they must reach only Node's built-ins and
- * the project's own modules. And nothing may load the `typebox` package's ~700 modules: the code
- * uses the bundle behind `#typebox` (scripts/bundle-typebox.mjs).
+ * the project's own modules. And nothing may load the `typebox` package's ~700 modules or
+ * `execa`'s ~100: the code uses the bundles behind `#typebox` and `#execa`
+ * (scripts/bundle-vendor.mjs).
  */
 function moduleGraph(entry: string) {
   const seen = new Set<string>();
@@ -44,17 +45,17 @@ t.test('the worker entry imports no package, only built-ins and project modules'
 
 t.test('the walk sees a package import when there is one', async (t) => {
   const graph = moduleGraph(join(ROOT, 'dist/src/validators/git.js'));
-  t.ok(graph.packages.includes('execa'), 'git.js reaches execa');
+  t.ok(graph.packages.includes('#execa'), 'git.js reaches execa');
 });
 
-t.test('no entry loads the typebox package itself, only the #typebox bundle', async (t) => {
+t.test('no entry loads typebox or execa themselves, only their bundles', async (t) => {
   for (const entry of ['cli/main.js', 'validators/child.js', 'workers/tasks.js', 'ui/server.js']) {
     const graph = moduleGraph(join(ROOT, 'dist/src', entry));
-    const direct = graph.packages.filter((p) => p === 'typebox' || p.startsWith('typebox/'));
-    t.same(direct, [], `${entry} imports ${direct.join(', ') || 'no typebox module directly'}`);
+    const direct = graph.packages.filter((p) => /^(typebox|execa)(\/|$)/.test(p));
+    t.same(direct, [], `${entry} imports ${direct.join(', ') || 'neither package directly'}`);
   }
   const cli = moduleGraph(join(ROOT, 'dist/src/cli/main.js'));
-  t.ok(cli.packages.includes('#typebox'), 'the CLI reaches the bundle');
+  t.ok(cli.packages.includes('#typebox') && cli.packages.includes('#execa'), 'the CLI reaches both bundles');
   t.ok(cli.packages.includes('fastify'), 'the walk follows the commands it imports on demand');
   const { Type } = await import('#typebox');
   const { Compile } = await import('#typebox/compile');

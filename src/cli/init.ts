@@ -3,7 +3,7 @@ import { lstat, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { execa } from 'execa';
+import { execa } from '#execa';
 import { trustStoreDigest } from '../server/trust-pin.js';
 import { atomicWrite } from '../storage/atomic.js';
 import { DEFAULT_BRIDGE_URL, UsageError } from './env.js';

@@ -3,7 +3,7 @@ import { realpath } from 'node:fs/promises';
 import { arch, platform } from 'node:os';
 import { isAbsolute, relative, sep } from 'node:path';
 import type { Command } from 'commander';
-import { execa } from 'execa';
+import { execa } from '#execa';
 import type { Proof } from '../contract/artifacts/index.js';
 import { RUN_ID_PATTERN } from '../contract/index.js';
 import { changesSince, headCommit } from '../validators/git.js';

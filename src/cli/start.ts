@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { execa } from 'execa';
+import { execa } from '#execa';
 import { closeOnSignal, serveBridge } from './bridge.js';
 import { describeDevFiles, ensureDevSetup, shellHints } from './init.js';
 

@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { mkdir, mkdtemp, open, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { execa } from 'execa';
+import { execa } from '#execa';
 
 /**
  * The git directory git is pointed at for every query: a private one the bridge builds per call,

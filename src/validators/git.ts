@@ -1,6 +1,6 @@
 import { lstat, realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
-import { execa } from 'execa';
+import { execa } from '#execa';
 import { isCommitName } from './commit-name.js';
 import { GIT_ISOLATION_ENV, pinnedRepository } from './git-isolation.js';
 import { shadowRepository } from './git-shadow.js';

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { execa } from 'execa';
+import { execa } from '#execa';
 import type { FinishLineEnv, RunFacts } from './facts.js';
 import type { FinishLineResult } from './finish-line.js';
 

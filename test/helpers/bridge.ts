@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { execa } from 'execa';
+import { execa } from '#execa';
 import { finishLineGateFactory } from '../../src/cli/bridge.js';
 import { type RunningBridge, type StartOptions, startBridge } from '../../src/server/start.js';
 import { trustStoreDigest } from '../../src/server/trust-pin.js';

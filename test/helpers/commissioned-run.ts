@@ -1,8 +1,8 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import type { Test } from 'tap';
+import { execa } from '#execa';
 import { shellQuote } from '../../src/cli/proof-run.js';
 import { trustPinOf } from '../../src/validators/trust-store.js';
 import { cleanup, ev, secret, startTestBridge, type TestBridge } from './bridge.js';

@@ -2,8 +2,8 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import type { Test } from 'tap';
+import { execa } from '#execa';
 import { type RosterInput, signReview, writeJsonArtifact } from '../../src/cli/evidence-tools.js';
 import { PRODUCTION_LAYERS } from '../../src/contract/artifacts/index.js';
 import {
