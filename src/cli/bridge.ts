@@ -15,7 +15,7 @@ export async function finishLineGateFactory(): Promise<(e: BridgeEnv) => FinishL
 /** Runs a bridge until SIGINT/SIGTERM; a startup refusal is one line and exit code 2. */
 export async function serveBridge(
   env: NodeJS.ProcessEnv,
-): Promise<{ url: string; close: () => Promise<void> }> {
+): Promise<{ url: string; close: () => Promise<void>; leaseLost: Promise<string> }> {
   const makeFinishLine = await finishLineGateFactory();
   try {
     const bridge = await startBridge({ env, makeFinishLine });
@@ -42,5 +42,9 @@ export function registerBridge(program: Command): void {
     .action(async () => {
       const bridge = await serveBridge(process.env);
       closeOnSignal(bridge.close);
+      void bridge.leaseLost.then((message) => {
+        process.stderr.write(`harness bridge: ${message}\n`);
+        process.exit(1);
+      });
     });
 }

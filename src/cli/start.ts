@@ -40,6 +40,12 @@ export function registerStart(program: Command): void {
         ui.kill('SIGTERM');
         await bridge.close();
       });
+      void bridge.leaseLost.then((message) => {
+        stopping = true;
+        ui.kill('SIGTERM');
+        process.stderr.write(`harness start: ${message}\n`);
+        process.exit(1);
+      });
       // The quick start is the bridge and its UI: a UI that cannot start (its port taken: it exits
       // 2 with one line naming HARNESS_UI_PORT) or that dies stops the bridge too, rather than
       // leaving a bridge nobody can watch.

@@ -16,6 +16,12 @@ export interface RunningBridge {
   ctx: BridgeContext;
   url: string;
   close: () => Promise<void>;
+  /**
+   * Settles only if this bridge loses its lease while serving (another bridge took the data
+   * directory over, or the lease file was removed): the bridge has then closed itself, and the
+   * value is the one line to report.
+   */
+  leaseLost: Promise<string>;
 }
 
 export interface StartOptions {
@@ -32,6 +38,8 @@ export interface StartOptions {
     StoreOptions,
     'checkpointBytes' | 'cacheSize' | 'journalMaxBytes' | 'snapshotMaxBytes' | 'maxRuns'
   >;
+  /** How often the lease is checked and renewed (tests make it short); LEASE_RENEW_MS otherwise. */
+  leaseRenewMs?: number;
 }
 
 /**
@@ -52,8 +60,15 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
   const releaseMutex = await acquireMutex(env.dataDir);
   let releaseLease: (() => Promise<void>) | null = null;
   let store: RunStore;
+  let lostTo: (holder: string) => void = () => {};
+  const lost = new Promise<string>((resolve) => {
+    lostTo = resolve;
+  });
   try {
-    releaseLease = await acquireLease(env.dataDir);
+    releaseLease = await acquireLease(env.dataDir, {
+      onLost: (holder) => lostTo(holder),
+      ...(opts.leaseRenewMs === undefined ? {} : { renewMs: opts.leaseRenewMs }),
+    });
     const configs = await checkLayout(env.dataDir, env.integrityKey, env.trustPin, opts.storage?.maxRuns);
     // Replaying the commit log is recovery: it runs under the mutex, so a crash in the middle
     // leaves the mutex behind for an operator to see rather than a half-recovered directory.
@@ -108,5 +123,11 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
     })();
     return closed;
   };
-  return { app, ctx, url, close };
+  // Two bridges appending to one run would fork its journal: a bridge whose lease was taken over
+  // stops serving at the next renewal rather than go on writing beside the new holder.
+  const leaseLost = lost.then(async (holder) => {
+    await close();
+    return `the lease on HARNESS_DATA_DIR ${env.dataDir} is now held by ${holder}, so this bridge stopped serving`;
+  });
+  return { app, ctx, url, close, leaseLost };
 }

@@ -82,7 +82,7 @@ const heldHere = new Set<string>();
  */
 export async function acquireLease(
   dataDir: string,
-  opts: { renewMs?: number } = {},
+  opts: { renewMs?: number; onLost?: (holder: string) => void } = {},
 ): Promise<() => Promise<void>> {
   const path = join(dataDir, LEASE_FILE);
   const held = await realpath(dataDir);
@@ -112,20 +112,42 @@ export async function acquireLease(
   const mine = me();
   await atomicWrite(path, JSON.stringify(mine));
   heldHere.add(held);
-  const ours = async () => {
-    const current = parseHolder(await readFile(path, 'utf8').catch(() => ''));
-    return current?.pid === mine.pid && current.host === mine.host && current.startedAt === mine.startedAt;
+  const isMine = (h: Holder | null | undefined) =>
+    h?.pid === mine.pid && h.host === mine.host && h.startedAt === mine.startedAt;
+  /** The holder the file names; null when it is gone or names none; undefined when unreadable now. */
+  const holderNow = async (): Promise<Holder | null | undefined> => {
+    try {
+      return parseHolder(await readFile(path, 'utf8'));
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code === 'ENOENT' ? null : undefined;
+    }
   };
-  // Only a lease still ours is renewed: one taken over meanwhile is left to its new holder.
+  // A lease still ours is renewed. One taken over meanwhile (its holder looked stale from another
+  // host, as after a suspended VM) or removed is left alone: renewal stops and `onLost` is told
+  // once, naming the new holder. A read that fails for another reason waits for the next tick.
+  let released = false;
   const renew = setInterval(() => {
-    void ours()
-      .then((yes) => (yes ? utimes(path, new Date(), new Date()) : undefined))
+    void holderNow()
+      .then(async (h) => {
+        if (h === undefined || released) return;
+        if (isMine(h)) {
+          await utimes(path, new Date(), new Date());
+          return;
+        }
+        clearInterval(renew);
+        opts.onLost?.(
+          h === null
+            ? 'nobody (the lease file is gone or malformed)'
+            : `pid ${h.pid} on host ${JSON.stringify(h.host)}`,
+        );
+      })
       .catch(() => {});
   }, opts.renewMs ?? LEASE_RENEW_MS);
   renew.unref();
   return async () => {
+    released = true;
     clearInterval(renew);
     heldHere.delete(held);
-    if (await ours()) await unlink(path).catch(() => {});
+    if (isMine(await holderNow())) await unlink(path).catch(() => {});
   };
 }
