@@ -46,8 +46,12 @@ t.test('a directory swapped for a link to outside the root never receives the fi
   let cycle = 0;
   const swapper = (async () => {
     while (!stop) {
-      // Now and then the directory stays put long enough for a write to complete.
-      if (cycle++ % 8 === 0) await new Promise((r) => setTimeout(r, 3));
+      // Now and then the directory stays put long enough for a write to complete: briefly every
+      // 8th cycle, and every 64th long enough for one on a loaded machine (a run where every
+      // write was refused would not have shown the race both ways).
+      const pause = cycle % 64 === 0 ? 50 : cycle % 8 === 0 ? 3 : 0;
+      cycle++;
+      if (pause > 0) await new Promise((r) => setTimeout(r, pause));
       await rename(join(root, 'a'), join(root, 'a.real')).catch(() => {});
       await symlink(outside, join(root, 'a')).catch(() => {});
       await new Promise((r) => setImmediate(r));
