@@ -296,14 +296,30 @@ t.test('a config rewritten in a loop while queries run defines nothing for git',
   await writeFile(join(h.repo, '.git/hostile'), plain + everyVector(h.touch));
   await writeFile(join(h.repo, '.git/plain'), plain);
   await modify(join(h.repo, 'a.txt'));
-  const g = join(h.repo, '.git');
+  // The writer swaps the hostile and the plain config into place about every millisecond (a
+  // rename, so git never reads half a file), and reports how many swaps it made when stopped.
   const writer = execa(
-    'sh',
+    process.execPath,
     [
-      '-c',
-      `while :; do cp ${g}/hostile ${g}/c1; mv ${g}/c1 ${g}/config; cp ${g}/plain ${g}/c2; mv ${g}/c2 ${g}/config; done`,
+      '-e',
+      `const fs = require('node:fs');
+       const [g] = process.argv.slice(1);
+       const pause = new Int32Array(new SharedArrayBuffer(4));
+       let swaps = 0;
+       process.on('SIGTERM', () => { process.stdout.write(String(swaps)); process.exit(0); });
+       setImmediate(function loop() {
+         for (let i = 0; i < 50; i++) {
+           fs.copyFileSync(g + '/hostile', g + '/c1'); fs.renameSync(g + '/c1', g + '/config');
+           Atomics.wait(pause, 0, 0, 0.5);
+           fs.copyFileSync(g + '/plain', g + '/c2'); fs.renameSync(g + '/c2', g + '/config');
+           Atomics.wait(pause, 0, 0, 0.5);
+           swaps += 2;
+         }
+         setImmediate(loop);
+       });`,
+      join(h.repo, '.git'),
     ],
-    { reject: false, stdio: 'ignore' },
+    { reject: false, extendEnv: false, env: { PATH: process.env['PATH'] ?? '' } },
   );
   t.teardown(() => {
     writer.kill('SIGKILL');
@@ -318,8 +334,9 @@ t.test('a config rewritten in a loop while queries run defines nothing for git',
       break;
     }
   }
-  writer.kill('SIGKILL');
-  await writer;
+  writer.kill('SIGTERM');
+  const swaps = Number((await writer).stdout);
+  t.ok(swaps >= 1000, `the writer swapped the config ${swaps} times while the queries ran`);
   t.same(await readdir(h.markers), [], 'no command of any config the writer wrote ran');
   t.pass('100 rounds of changesSince and workingTreeStatus compared raw bytes');
   // The writer was live: plain git with the hostile config runs its drivers.
