@@ -308,12 +308,11 @@ t.test('a config rewritten in a loop while queries run defines nothing for git',
        let swaps = 0;
        process.on('SIGTERM', () => { process.stdout.write(String(swaps)); process.exit(0); });
        setImmediate(function loop() {
-         for (let i = 0; i < 50; i++) {
-           fs.copyFileSync(g + '/hostile', g + '/c1'); fs.renameSync(g + '/c1', g + '/config');
+         for (let i = 0; i < 100; i++) {
+           const from = i % 2 === 0 ? 'hostile' : 'plain';
+           fs.copyFileSync(g + '/' + from, g + '/next'); fs.renameSync(g + '/next', g + '/config');
            Atomics.wait(pause, 0, 0, 0.5);
-           fs.copyFileSync(g + '/plain', g + '/c2'); fs.renameSync(g + '/c2', g + '/config');
-           Atomics.wait(pause, 0, 0, 0.5);
-           swaps += 2;
+           swaps++;
          }
          setImmediate(loop);
        });`,

@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout } from 'node:timers/promises';
 import t from 'tap';
+import { atomicWrite } from '../src/storage/atomic.js';
 import { acquireLease } from '../src/storage/lease.js';
 import { cleanup, ev, makeTestEnv, startTestBridge } from './helpers/bridge.js';
 import { exitOf } from './helpers/cli.js';
@@ -15,11 +16,10 @@ import { CLI } from './helpers/paths.js';
  * of appending to the same journals as the new holder.
  */
 const other = () => JSON.stringify({ pid: 1, host: 'container-b', startedAt: new Date().toISOString() });
-/** Takes the lease over as a bridge does: the new holder's file renamed into place. */
+/** Takes the lease over as a bridge does: the new holder's file written with atomicWrite. */
 async function takeOver(dataDir: string): Promise<string> {
   const text = other();
-  await writeFile(join(dataDir, 'lease.tmp'), text);
-  await rename(join(dataDir, 'lease.tmp'), join(dataDir, 'bridge.lease'));
+  await atomicWrite(join(dataDir, 'bridge.lease'), text);
   return text;
 }
 const within = <T>(ms: number, p: Promise<T>) =>

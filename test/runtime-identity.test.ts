@@ -31,7 +31,9 @@ t.test('the judged code includes the workers and the TypeBox bundle', async (t) 
 t.test('a change to any judging file, and only to those, moves the digest', async (t) => {
   const copy = await mkdtemp(join(tmpdir(), 'harness-identity-'));
   t.teardown(() => rm(copy, { recursive: true, force: true }));
-  await cp(join(ROOT, 'dist'), join(copy, 'dist'), { recursive: true });
+  for (const part of ['src', 'vendor']) {
+    await cp(join(ROOT, 'dist', part), join(copy, 'dist', part), { recursive: true });
+  }
   await cp(join(ROOT, 'package.json'), join(copy, 'package.json'));
   const digest = async () =>
     (

@@ -27,6 +27,18 @@ export async function serveBridge(
   }
 }
 
+/**
+ * A bridge that lost its lease has already closed itself: print its one line and exit 1, after
+ * `beforeExit` (the quick start stops its UI there).
+ */
+export function exitWhenLeaseLost(leaseLost: Promise<string>, command: string, beforeExit = () => {}): void {
+  void leaseLost.then((message) => {
+    beforeExit();
+    process.stderr.write(`harness ${command}: ${message}\n`);
+    process.exit(1);
+  });
+}
+
 export function closeOnSignal(close: () => Promise<void>): void {
   const stop = () => {
     void close().then(() => process.exit(0));
@@ -42,9 +54,6 @@ export function registerBridge(program: Command): void {
     .action(async () => {
       const bridge = await serveBridge(process.env);
       closeOnSignal(bridge.close);
-      void bridge.leaseLost.then((message) => {
-        process.stderr.write(`harness bridge: ${message}\n`);
-        process.exit(1);
-      });
+      exitWhenLeaseLost(bridge.leaseLost, 'bridge');
     });
 }

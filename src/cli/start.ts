@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { execa } from '#execa';
-import { closeOnSignal, serveBridge } from './bridge.js';
+import { closeOnSignal, exitWhenLeaseLost, serveBridge } from './bridge.js';
 import { describeDevFiles, ensureDevSetup, shellHints } from './init.js';
 
 /**
@@ -40,11 +40,9 @@ export function registerStart(program: Command): void {
         ui.kill('SIGTERM');
         await bridge.close();
       });
-      void bridge.leaseLost.then((message) => {
+      exitWhenLeaseLost(bridge.leaseLost, 'start', () => {
         stopping = true;
         ui.kill('SIGTERM');
-        process.stderr.write(`harness start: ${message}\n`);
-        process.exit(1);
       });
       // The quick start is the bridge and its UI: a UI that cannot start (its port taken: it exits
       // 2 with one line naming HARNESS_UI_PORT) or that dies stops the bridge too, rather than
