@@ -5,9 +5,9 @@ import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import type { StoredEvent } from '../src/contract/index.js';
 import { CommitLog } from '../src/storage/commit-log.js';
 import { JournalWriter } from '../src/storage/journal.js';
+import { storedEvent } from './helpers/stored-event.js';
 
 /**
  * A journal is closed (evicted, shut down) only after an fdatasync that follows its last line: a
@@ -15,18 +15,7 @@ import { JournalWriter } from '../src/storage/journal.js';
  * journals it knows are synced. A sync requested earlier (a snapshot's) may run before the lines
  * of records appended meanwhile reach the file, so it does not count.
  */
-const event = (n: number) =>
-  ({
-    id: `e${n}`,
-    ts: '2026-11-26T00:00:00.000Z',
-    type: 'gate.fired',
-    actor: 'harness',
-    runMode: 'live',
-    eventSource: 'api',
-    nodeId: 'intake',
-    message: `event ${n}`,
-    status: 'ok',
-  }) as StoredEvent;
+const event = storedEvent;
 
 t.test('close syncs the journal even when an earlier sync was requested after the last append', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'harness-close-sync-'));
@@ -56,7 +45,7 @@ t.test('close syncs the journal even when an earlier sync was requested after th
   // Requested while record 2's line is still queued for the file (as a snapshot's sync can be).
   const early = journal.syncFile();
   await Promise.all([last.durable, early]);
-  const fd = journal.fd;
+  const fd = (journal as unknown as { handle: { fd: number } }).handle.fd;
   syncs.length = 0;
   await journal.close();
   t.ok(syncs.includes(fd), 'close ran its own fdatasync of the journal, after every line was written');

@@ -105,3 +105,9 @@ export const RUN_DIRECTORY_MAX = 100_000;
 export const SNAPSHOT_EVERY = 4096;
 /** The commit log is checkpointed (journals fdatasync'd, log emptied) past this size. */
 export const COMMIT_LOG_CHECKPOINT_BYTES = 16 * 1024 * 1024;
+/**
+ * A journal's lines, durable in the commit log, are written to its events.jsonl once this many
+ * bytes wait, or sooner: when the log has no further batch, and before the journal is read, synced
+ * or closed (storage/commit-log.ts).
+ */
+export const JOURNAL_WRITE_BEHIND_BYTES = 32 * 1024;

@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { appendFile, type FileHandle, lstat, open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { COMMIT_LOG_CHECKPOINT_BYTES } from '../contract/index.js';
-import { datasync, truncateToEmpty, writeAll, writeAllSync } from './fd-io.js';
+import { datasync, truncateToEmpty, writeAll } from './fd-io.js';
 import { scanJournal } from './journal.js';
 import { firstPrev, JournalAuthError, verifyLine } from './journal-record.js';
 import { macEqual } from './mac.js';
@@ -14,11 +14,14 @@ const { O_APPEND, O_CREAT, O_DSYNC, O_RDWR, O_WRONLY } = constants;
 export const COMMIT_LOG_FILE = 'commit.log';
 export const DISPUTED_FILE = 'commit-disputed.jsonl';
 
-/** What the commit log needs from an open journal: its file and its run, and a sync of it. */
+/** What the commit log needs from an open journal: its run, its lines' file, and a sync of it. */
 export interface LoggedJournal {
-  readonly fd: number;
   /** `<runId> `, the prefix of the journal's lines in the log. */
   readonly logPrefix: Buffer;
+  /** Takes lines now durable in the log; true once enough wait that they should be written. */
+  holdLines(lines: Buffer[]): boolean;
+  /** Writes (no sync) every line it has taken to its file. */
+  writeHeldLines(): void;
   syncFile(): Promise<void>;
 }
 
@@ -69,6 +72,8 @@ export class CommitLog {
   private failure: Error | null = null;
   private size = 0;
   private dirty = new Set<LoggedJournal>();
+  /** Journals holding lines that are durable in the log but not yet written to their file. */
+  private holding = new Set<LoggedJournal>();
 
   private constructor(
     private readonly handle: FileHandle,
@@ -133,28 +138,68 @@ export class CommitLog {
       this.batch = null;
       try {
         // One write of the log, durable when it returns (O_DSYNC): a single thread-pool round
-        // trip for the whole batch. Then each journal's lines, written (no sync) from this thread:
-        // page-cache writes, which reach the disk by themselves only at a checkpoint.
+        // trip for the whole batch, after which its records are acknowledged.
         await writeAll(this.handle.fd, data);
         this.size += data.length;
         for (const [journal, own] of lines) {
           this.dirty.add(journal);
-          writeAllSync(journal.fd, own.length === 1 ? own[0]! : Buffer.concat(own));
+          if (!journal.holdLines(own)) this.holding.add(journal);
+          else {
+            this.holding.delete(journal);
+            journal.writeHeldLines();
+          }
         }
         batch.resolve();
         if (this.size >= this.checkpointBytes) await this.checkpoint();
       } catch (err) {
-        // Durability of everything after the last good sync is unknown: refuse all further
-        // appends until a restart replays the log.
-        this.failure = err instanceof Error ? err : new Error(String(err));
-        batch.reject(this.failure);
-        (this.batch as Batch | null)?.reject(this.failure);
-        this.batch = null;
-        this.chunks = [];
-        this.lines = new Map();
+        this.fail(err);
+        batch.reject(this.failure!);
       }
     }
+    // No batch is waiting: the journals' held lines are written now, in what would be idle time.
+    // While batches follow each other a journal's lines are held (JOURNAL_WRITE_BEHIND_BYTES at
+    // most), so a run is not written once per batch: the log already holds them durably.
+    try {
+      this.writeAllHeld();
+    } catch (err) {
+      this.fail(err);
+    }
     this.flushing = null;
+  }
+
+  /** Writes to their files the lines every journal holds back. */
+  private writeAllHeld(): void {
+    for (const journal of this.holding) {
+      this.holding.delete(journal);
+      journal.writeHeldLines();
+    }
+  }
+
+  /**
+   * A journal's own lines written before it is read, synced or closed. A failure leaves its file
+   * behind what was acknowledged, so it fails the log: every further append is refused until a
+   * restart replays the log into the journal.
+   */
+  writeHeld(journal: LoggedJournal): void {
+    if (!this.holding.delete(journal)) return;
+    try {
+      journal.writeHeldLines();
+    } catch (err) {
+      this.fail(err);
+      throw this.failure;
+    }
+  }
+
+  /**
+   * Durability of everything after the last good write is unknown: refuse all further appends
+   * (the batch being gathered fails too) until a restart replays the log.
+   */
+  private fail(err: unknown): void {
+    this.failure ??= err instanceof Error ? err : new Error(String(err));
+    (this.batch as Batch | null)?.reject(this.failure);
+    this.batch = null;
+    this.chunks = [];
+    this.lines = new Map();
   }
 
   /**
@@ -163,6 +208,7 @@ export class CommitLog {
    * journals dirty again and reach the emptied log in the next batch.
    */
   private async checkpoint(): Promise<void> {
+    this.writeAllHeld();
     const journals = [...this.dirty];
     this.dirty.clear();
     await Promise.all(journals.map((j) => j.syncFile()));
@@ -174,6 +220,7 @@ export class CommitLog {
   /** A journal closed after syncing its own file no longer needs the checkpoint. */
   forget(journal: LoggedJournal): void {
     this.dirty.delete(journal);
+    this.holding.delete(journal);
   }
 
   /** Resolves when every queued record is durable. */

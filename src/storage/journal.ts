@@ -1,8 +1,12 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { ArtifactClaim, CompletionSeal, JournalEntry, StoredEvent } from '../contract/index.js';
-import { JOURNAL_MAX_BYTES, JOURNAL_RECORD_MAX_BYTES } from '../contract/index.js';
+import {
+  JOURNAL_MAX_BYTES,
+  JOURNAL_RECORD_MAX_BYTES,
+  JOURNAL_WRITE_BEHIND_BYTES,
+} from '../contract/index.js';
 import type { CommitLog, LoggedJournal } from './commit-log.js';
-import { datasync } from './fd-io.js';
+import { datasync, writeAllSync } from './fd-io.js';
 import {
   claimedPrevOf,
   EventTooLargeError,
@@ -142,6 +146,9 @@ export class JournalWriter implements LoggedJournal {
   private syncs: Promise<void> = Promise.resolve();
   private closed = false;
   private closeError: Error | null = null;
+  /** Lines durable in the commit log and not yet written to the file (commit-log.ts). */
+  private unwritten: Buffer[] = [];
+  private unwrittenBytes = 0;
   readonly logPrefix: Buffer;
   /** Past this size a record of the largest size might not fit under the journal's ceiling. */
   private readonly roomBelow: number;
@@ -158,10 +165,6 @@ export class JournalWriter implements LoggedJournal {
   ) {
     this.logPrefix = Buffer.from(`${runId} `);
     this.roomBelow = maxBytes - JOURNAL_RECORD_MAX_BYTES;
-  }
-
-  get fd(): number {
-    return this.handle.fd;
   }
 
   static async open(
@@ -235,6 +238,30 @@ export class JournalWriter implements LoggedJournal {
     return { entry: { seq, event, claim, seal }, durable, eventJson: sealed.eventJson };
   }
 
+  holdLines(lines: Buffer[]): boolean {
+    for (const line of lines) {
+      this.unwritten.push(line);
+      this.unwrittenBytes += line.length;
+    }
+    return this.unwrittenBytes >= JOURNAL_WRITE_BEHIND_BYTES;
+  }
+
+  writeHeldLines(): void {
+    if (this.unwritten.length === 0) return;
+    const data = this.unwritten.length === 1 ? this.unwritten[0]! : Buffer.concat(this.unwritten);
+    this.unwritten = [];
+    this.unwrittenBytes = 0;
+    writeAllSync(this.handle.fd, data);
+  }
+
+  /**
+   * Every line acknowledged so far, in the file (not yet synced). Called when the run is dropped
+   * from the open-run cache, so a reopen (which scans the file) never finds it short.
+   */
+  writeHeld(): void {
+    this.commitLog.writeHeld(this);
+  }
+
   /** Resolves when every record appended so far is durable or has failed (reads wait on this). */
   idle(): Promise<void> {
     return this.last.then(noop, noop);
@@ -243,6 +270,11 @@ export class JournalWriter implements LoggedJournal {
   /** fdatasync of events.jsonl itself (commit-log checkpoint, snapshot, close); serialized. */
   syncFile(): Promise<void> {
     if (this.closed) return this.closeError ? Promise.reject(this.closeError) : Promise.resolve();
+    try {
+      this.writeHeld();
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
     this.syncs = this.syncs.then(noop, noop).then(() => datasync(this.handle.fd));
     return this.syncs;
   }
@@ -255,6 +287,7 @@ export class JournalWriter implements LoggedJournal {
     await this.idle();
     const broken = this.broken;
     if (broken) throw broken;
+    this.writeHeld();
     const entries: JournalEntry[] = [];
     if (from >= to) return entries;
     const start = this.offsets[from] ?? this.size;

@@ -208,12 +208,15 @@ export class RunStore implements RunStorage {
         const quarantine = this.quarantine(runId, err.message);
         return { kind: 'quarantined', runId, createdAt: entry.createdAt, quarantine };
       }
+      // Pinned before the cache is trimmed: a cache full of pinned runs must not evict (and start
+      // closing) the run this load is about to hand out.
+      run.pins++;
       this.cache.set(runId, run);
       this.trimCache();
-    } else {
-      this.cache.delete(runId);
-      this.cache.set(runId, run);
+      return { kind: 'open', run };
     }
+    this.cache.delete(runId);
+    this.cache.set(runId, run);
     run.pins++;
     return { kind: 'open', run };
   }
@@ -340,6 +343,11 @@ export class RunStore implements RunStorage {
 
   private evict(run: OpenRun): void {
     this.cache.delete(run.runId);
+    // Its lines reach the file now, before a reopen of the run could scan it. A failed write has
+    // failed the commit log, which every later load and append reports.
+    try {
+      run.journal.writeHeld();
+    } catch {}
     // A quarantined run's state is not trusted: never seal it into a snapshot.
     if (run.sinceSnapshot > 0 && !run.journal.broken && !this.quarantined.has(run.runId))
       this.snapshotLater(run);
