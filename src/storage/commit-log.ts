@@ -54,9 +54,10 @@ export interface Disputed {
  * record is queued here as `<runId> <record line>`; one write of this file, opened O_DSYNC so the
  * write returns only once it is on disk, then makes every record queued meanwhile durable,
  * whichever runs they belong to (group commit across runs). That is one thread-pool round trip
- * per batch; each run's lines are then written (no sync) to its `events.jsonl` from the main
- * thread, and only then is the batch acknowledged: a 2xx waits for both. The per-run journals are
- * fdatasync'd at a checkpoint (every COMMIT_LOG_CHECKPOINT_BYTES of log, when a run is closed,
+ * per batch, after which the batch is acknowledged. Each run's lines are written (no sync) to its
+ * `events.jsonl` from the main thread behind the log: when no further batch is waiting, once
+ * JOURNAL_WRITE_BEHIND_BYTES of them wait, or before the journal is read, synced or closed (a
+ * failed write fails the log). The per-run journals are fdatasync'd at a checkpoint (every COMMIT_LOG_CHECKPOINT_BYTES of log, when a run is closed,
  * before its snapshot, and at shutdown), after which the log is emptied.
  * At startup, before any run is opened, records the journals lack (lost with the page cache in a
  * crash) are authenticated and appended to them; a record that does not fit its journal (bad MAC,
@@ -65,7 +66,7 @@ export interface Disputed {
  */
 export class CommitLog {
   private chunks: Buffer[] = [];
-  /** Each journal's lines of the batch being gathered, written to its file with the batch. */
+  /** Each journal's lines of the batch being gathered, held by the journal once it is durable. */
   private lines = new Map<LoggedJournal, Buffer[]>();
   private batch: Batch | null = null;
   private flushing: Promise<void> | null = null;
@@ -114,7 +115,7 @@ export class CommitLog {
     return this.failure;
   }
 
-  /** Queues one sealed record of `journal`; resolves once it is durable and in the journal file. */
+  /** Queues one sealed record of `journal`; resolves once the log holds it durably. */
   append(journal: LoggedJournal, line: Buffer): Promise<void> {
     if (this.failure) throw this.failure;
     this.chunks.push(journal.logPrefix, line);
@@ -138,9 +139,12 @@ export class CommitLog {
       this.batch = null;
       try {
         // One write of the log, durable when it returns (O_DSYNC): a single thread-pool round
-        // trip for the whole batch, after which its records are acknowledged.
+        // trip for the whole batch, whose records are then acknowledged. Their journal lines are
+        // held, and written here only for a journal past JOURNAL_WRITE_BEHIND_BYTES; a failed
+        // write fails the log (below), not this batch, which is already durable.
         await writeAll(this.handle.fd, data);
         this.size += data.length;
+        batch.resolve();
         for (const [journal, own] of lines) {
           this.dirty.add(journal);
           if (!journal.holdLines(own)) this.holding.add(journal);
@@ -149,7 +153,6 @@ export class CommitLog {
             journal.writeHeldLines();
           }
         }
-        batch.resolve();
         if (this.size >= this.checkpointBytes) await this.checkpoint();
       } catch (err) {
         this.fail(err);
