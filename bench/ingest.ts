@@ -5,6 +5,7 @@
  *
  *   (a) closed-loop req/s with events spread over 16 runs, vs the echo route
  *   (b) closed-loop req/s with every event on one run, vs the echo route
+ *   (the echo and the bridge alternate in BENCH_SLICES slices, so both see the same machine)
  *   (c) 2000 sequential events into one run: median latency of the last 100 vs the first 100
  *   (d) that run filled to ~100000 events, then 100 sequential: median vs the first 100 of (c)
  *   plus every non-2xx answer from the bridge, and its RSS after (d).
@@ -12,8 +13,9 @@
  * a fresh control run, and a control-normalized ratio is printed beside the raw one: sequential
  * latency is mostly fdatasync latency, which other work on a shared machine moves during a run.
  *
- * Env knobs: BENCH_SECONDS (measured window, default 8), BENCH_WARMUP_SECONDS (default 2),
- * BENCH_FILL_TO (default 100000), BENCH_CPU_PROF=<dir> (run the bridge under --cpu-prof).
+ * Env knobs: BENCH_SECONDS (measured time per server and phase, default 8), BENCH_SLICES (default
+ * 4), BENCH_WARMUP_SECONDS (default 2), BENCH_FILL_TO (default 100000), BENCH_CPU_PROF=<dir> (run
+ * the bridge under --cpu-prof).
  */
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
@@ -42,6 +44,9 @@ const SECONDS = num('BENCH_SECONDS', 8);
 const WARMUP = num('BENCH_WARMUP_SECONDS', 2);
 const FILL_TO = num('BENCH_FILL_TO', 100_000);
 const CONNECTIONS = 50;
+const SLICES = Math.round(num('BENCH_SLICES', 4));
+/** Warm-up of every slice after a server's first (a new pool's connections, no JIT to warm). */
+const SLICE_WARMUP_MS = 500;
 
 /** Latency of a 700-byte append + fdatasync on the bridge's filesystem (what every ack waits for). */
 async function syncLatency(dir: string): Promise<{ p50: number; p90: number }> {
@@ -94,7 +99,6 @@ async function main(): Promise<void> {
     origin: bridge.url,
     headers: { ...json, 'x-harness-bridge-token': env['HARNESS_BRIDGE_ACCESS_TOKEN']! },
   };
-  const loadOpts = { connections: CONNECTIONS, warmupMs: WARMUP * 1000, durationMs: SECONDS * 1000 };
   let bridgeNon2xx = 0;
   let bridgeErrors = 0;
   const count = (r: { non2xx: number; errors: number }) => {
@@ -102,46 +106,81 @@ async function main(): Promise<void> {
     bridgeErrors += r.errors;
   };
   /**
-   * A closed-loop phase against one server, also sampling that server's CPU time over the measured
-   * window: CPU per request does not depend on what else the machine is running, req/s does.
+   * One closed-loop slice against one server, also sampling that server's CPU time over the
+   * measured window: CPU per request does not depend on what else the machine is running, req/s does.
    */
-  const phase = async (name: string, pid: number, target: Target, next: (i: number) => Request) => {
+  const slice = async (pid: number, target: Target, next: () => Request, warmupMs: number) => {
+    const durationMs = (SECONDS * 1000) / SLICES;
     let cpu0 = 0;
     let cpu1 = 0;
     const t0 = setTimeout(() => {
       cpu0 = cpuSeconds(pid);
-    }, loadOpts.warmupMs);
+    }, warmupMs);
     const t1 = setTimeout(() => {
       cpu1 = cpuSeconds(pid);
-    }, loadOpts.warmupMs + loadOpts.durationMs);
-    const r = await closedLoop(target, next, loadOpts);
+    }, warmupMs + durationMs);
+    const r = await closedLoop(target, next, { connections: CONNECTIONS, warmupMs, durationMs });
     clearTimeout(t0);
     clearTimeout(t1);
     // The load may end a moment before the timer: the server is idle by now, so read it here.
     if (cpu1 === 0) cpu1 = cpuSeconds(pid);
-    const cpuUs = ((cpu1 - cpu0) * 1e6) / Math.max(1, r.measured);
-    log(
-      `${name}: ${fmt(r.rps)} req/s (${r.measured} in ${SECONDS} s), p50 ${fmt(r.p50, 2)} ms, ` +
-        `p99 ${fmt(r.p99, 2)} ms, server CPU ${fmt(cpuUs)} us/req, non-2xx ${r.non2xx}, errors ${r.errors}`,
-    );
-    return { ...r, cpuUs };
+    return { ...r, cpuSeconds: cpu1 - cpu0 };
   };
-  const echoReq = (tag: string) => (i: number) => ({ path: '/echo', body: eventBody(`${tag}-${i}`, i) });
+  type Slice = Awaited<ReturnType<typeof slice>>;
+  /** The slices of one server, as one window of SECONDS. */
+  const combined = (name: string, slices: Slice[]) => {
+    const measured = slices.reduce((n, r) => n + r.measured, 0);
+    const r = {
+      rps: measured / SECONDS,
+      measured,
+      non2xx: slices.reduce((n, x) => n + x.non2xx, 0),
+      errors: slices.reduce((n, x) => n + x.errors, 0),
+      p50: median(slices.map((x) => x.p50)),
+      p99: Math.max(...slices.map((x) => x.p99)),
+      cpuUs: (slices.reduce((n, x) => n + x.cpuSeconds, 0) * 1e6) / Math.max(1, measured),
+    };
+    log(
+      `${name}: ${fmt(r.rps)} req/s (${r.measured} in ${SECONDS} s), slice p50 median ${fmt(r.p50, 2)} ms, ` +
+        `p99 ${fmt(r.p99, 2)} ms, server CPU ${fmt(r.cpuUs)} us/req, non-2xx ${r.non2xx}, errors ${r.errors}`,
+    );
+    return r;
+  };
+  /**
+   * A throughput phase: the echo and the bridge in alternating slices (echo, bridge, echo, ...),
+   * SECONDS each in all, so both are measured across the same stretch of time. On a shared VM the
+   * machine's speed moves by up to two times within a minute; one window each, one after the
+   * other, would compare two different machines. The first slice of each warms up for
+   * BENCH_WARMUP_SECONDS, the others for SLICE_WARMUP_MS (a new connection pool each).
+   */
+  const paired = async (tag: string, name: string, path: (i: number) => string) => {
+    let e = 0;
+    let b = 0;
+    const echoNext = () => ({ path: '/echo', body: eventBody(`echo-${tag}-${e}`, e++) });
+    const bridgeNext = () => ({ path: path(b), body: eventBody(`${tag}-${b}`, b++) });
+    const echoSlices: Slice[] = [];
+    const bridgeSlices: Slice[] = [];
+    for (let i = 0; i < SLICES; i++) {
+      const warmupMs = i === 0 ? WARMUP * 1000 : SLICE_WARMUP_MS;
+      echoSlices.push(await slice(echo.pid, echoTarget, echoNext, warmupMs));
+      bridgeSlices.push(await slice(bridge.pid, bridgeTarget, bridgeNext, warmupMs));
+    }
+    const perSlice = echoSlices.map((x, i) =>
+      (bridgeSlices[i]!.measured / Math.max(1, x.measured)).toFixed(2),
+    );
+    const echoR = combined(`echo (${tag})`, echoSlices);
+    const bridgeR = combined(`bridge (${tag}) ${name}`, bridgeSlices);
+    log(`(${tag}) ratio per slice: ${perSlice.join(' ')}`);
+    count(bridgeR);
+    return { echo: echoR, bridge: bridgeR };
+  };
 
   try {
-    const echoA = await phase('echo (a)', echo.pid, echoTarget, echoReq('echo-a'));
-    const bridgeA = await phase('bridge (a) 16 runs', bridge.pid, bridgeTarget, (i) => ({
-      path: `/runs/bench-a-${i % 16}/events`,
-      body: eventBody(`a-${i}`, i),
-    }));
-    count(bridgeA);
-
-    const echoB = await phase('echo (b)', echo.pid, echoTarget, echoReq('echo-b'));
-    const bridgeB = await phase('bridge (b) 1 run', bridge.pid, bridgeTarget, (i) => ({
-      path: '/runs/bench-b/events',
-      body: eventBody(`b-${i}`, i),
-    }));
-    count(bridgeB);
+    const { echo: echoA, bridge: bridgeA } = await paired(
+      'a',
+      '16 runs',
+      (i) => `/runs/bench-a-${i % 16}/events`,
+    );
+    const { echo: echoB, bridge: bridgeB } = await paired('b', '1 run', () => '/runs/bench-b/events');
 
     const runC =
       (offset: number) =>
