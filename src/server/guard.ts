@@ -116,7 +116,9 @@ export function requireAccessToken(req: FastifyRequest, accessToken: string): vo
 
 /** Writes are JSON only (415 otherwise). */
 export function requireJson(req: FastifyRequest): void {
-  const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+  const header = req.headers['content-type'];
+  if (header === 'application/json') return; // the usual spelling, taken without parsing
+  const type = (header ?? '').split(';')[0]?.trim().toLowerCase();
   if (type !== 'application/json') {
     throw new BridgeError('unsupported_media_type', 'writes must be sent as application/json');
   }
@@ -137,7 +139,9 @@ const DECLARED_FIELDS = new Set(
 
 export function checkBodyForCredentials(body: unknown, secrets: { human: string; others: string[] }): void {
   if (typeof body !== 'object' || body === null) return;
-  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+  const fields = body as Record<string, unknown>;
+  for (const name of Object.keys(fields)) {
+    const value = fields[name];
     if (!DECLARED_FIELDS.has(name) && TOKEN_FIELD.test(name)) {
       throw new BridgeError(
         'client_supplied_human_token_rejected',
