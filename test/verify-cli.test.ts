@@ -10,6 +10,7 @@ import {
   symlink,
   writeFile,
 } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
@@ -128,10 +129,27 @@ t.test('records only the commit log holds are unverifiable; disputed ones are ta
   t.equal(r.code, 2, r.stdout + r.stderr);
   t.match(
     r.stdout,
-    /^UNVERIFIABLE r2: commit\.log holds 1 acknowledged record\(s\) newer than events\.jsonl/m,
+    /^UNVERIFIABLE r2: commit\.log holds 1 acknowledged record\(s\) newer than events\.jsonl: start the bridge once/m,
   );
   t.match(r.stdout, /^ok r1 /m, 'a logged record already in its journal is nothing to report');
   t.same(await tree(dir), before, 'nothing is replayed or written');
+  // While a bridge holds the lease (a live process on this host: this test's own), the records
+  // are lines it has not yet written behind the log; a lease whose process is gone changes nothing.
+  const lease = join(dir, 'bridge.lease');
+  const holder = { host: hostname(), startedAt: new Date().toISOString() };
+  await writeFile(lease, JSON.stringify({ ...holder, pid: process.pid }));
+  const live = await verify(env, 'r2');
+  t.equal(live.code, 2);
+  t.match(
+    live.stdout,
+    new RegExp(
+      `^UNVERIFIABLE r2: .* the running bridge \\(pid ${process.pid} on host .*\\) writes them behind the log`,
+      'm',
+    ),
+  );
+  await writeFile(lease, JSON.stringify({ ...holder, pid: 2 ** 22 + 1 }));
+  t.match((await verify(env, 'r2')).stdout, /start the bridge once/, 'a dead holder is no bridge');
+  await rm(lease);
   await writeFile(
     join(dir, 'commit-disputed.jsonl'),
     `${JSON.stringify({ runId: 'r1', reason: 'commit.log record 3 fails authentication', line: 'x' })}\n`,

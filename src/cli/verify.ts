@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CREDENTIAL_MIN_BYTES, canonicalTrustPin, RUN_ID_PATTERN } from '../contract/index.js';
 import { judgeLogRecords, readLogOffline } from '../storage/commit-log.js';
+import { leaseHolderNow } from '../storage/lease.js';
 import { resolveRoot } from '../validators/artifact-root.js';
 import { HashPool } from '../workers/pool.js';
 import { requireEnv, UsageError } from './env.js';
@@ -68,17 +69,26 @@ function line(check: RunCheck): string {
  * The run's commit.log records, judged as the bridge's startup replay judges them: one that
  * contradicts the journal would get the run quarantined at the next start, so it is tampering
  * now; records the journal lacks (a crash image) are replayed then, so the run is unverifiable
- * until the bridge has started once. Records it disputed at an earlier start are tampering too.
+ * until the bridge has started once, or, while a bridge holds the lease, until it has written
+ * them behind the log. Records it disputed at an earlier start are tampering too.
  */
-function checkLog(check: RunCheck, log: Awaited<ReturnType<typeof readLogOffline>>, key: Buffer): void {
+function checkLog(
+  check: RunCheck,
+  log: Awaited<ReturnType<typeof readLogOffline>>,
+  key: Buffer,
+  bridge: string | null,
+): void {
   const lines = log.logged.get(check.name) ?? [];
   if (lines.length > 0 && check.journalMacs !== null) {
     const judged = judgeLogRecords(key, check.name, lines, check.journalMacs);
     if ('reason' in judged) {
       check.tampered.push(`${judged.reason}: the bridge would quarantine the run at its next start`);
     } else if (judged.missing.length > 0) {
+      const what = `commit.log holds ${judged.missing.length} acknowledged record(s) newer than events.jsonl`;
       check.unverifiable.push(
-        `commit.log holds ${judged.missing.length} acknowledged record(s) newer than events.jsonl: start the bridge once to replay them, then verify again`,
+        bridge === null
+          ? `${what}: start the bridge once to replay them, then verify again`
+          : `${what}: the running bridge (${bridge}) writes them behind the log; verify again once it is idle or stopped`,
       );
     }
   }
@@ -96,6 +106,7 @@ export async function verifyDataDir(
 ) {
   const { targets, otherPin, logLinked } = await layoutTargets(dataDir, ids, key, trustPin);
   const log = logLinked ? { logged: new Map(), disputed: [] } : await readLogOffline(dataDir);
+  const bridge = await leaseHolderNow(dataDir);
   const checks: RunCheck[] = [];
   progress.phase(targets.length, 'runs');
   await eachLimited(targets, RUN_CONCURRENCY, async (t) => {
@@ -112,7 +123,7 @@ export async function verifyDataDir(
       });
     } else {
       const check = await authenticateRun(dataDir, t.dir, key);
-      checkLog(check, log, key);
+      checkLog(check, log, key, bridge);
       check.journalMacs = null; // judged: not kept while the other runs are read
       if (logLinked) check.unverifiable.push(LOG_LINK_REASON);
       if (otherPin.has(check.name)) check.unverifiable.push(OTHER_PIN_REASON);

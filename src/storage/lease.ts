@@ -2,6 +2,7 @@ import { open, readFile, realpath, stat, unlink, utimes } from 'node:fs/promises
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { atomicWrite } from './atomic.js';
+import { openNoFollow, READ } from './no-follow.js';
 import { LEASE_FILE, MUTEX_FILE } from './paths.js';
 
 /** A startup refusal: printed as one line, exit code 2. */
@@ -70,6 +71,44 @@ export const LEASE_RENEW_MS = 10_000;
 /** A lease from another host not touched for this long is stale (its holder cannot be asked). */
 export const LEASE_STALE_MS = 3 * LEASE_RENEW_MS;
 
+/**
+ * The lease's holder if it is a live bridge: on this host, a live process other than this one
+ * (ageMs null); from another host, a lease renewed within LEASE_STALE_MS, judged by the file's
+ * modification time, which the holder touches every LEASE_RENEW_MS.
+ */
+async function liveHolder(
+  path: string,
+  text: string | null,
+): Promise<{ holder: Holder; ageMs: number | null } | null> {
+  const holder = text === null ? null : parseHolder(text);
+  if (!holder) return null;
+  if (holder.host === hostname())
+    return holder.pid !== process.pid && alive(holder.pid) ? { holder, ageMs: null } : null;
+  const ageMs = Date.now() - ((await stat(path).catch(() => null))?.mtimeMs ?? 0);
+  return ageMs < LEASE_STALE_MS ? { holder, ageMs } : null;
+}
+
+const describe = (h: Holder) => `pid ${h.pid} on host ${JSON.stringify(h.host)}`;
+
+/**
+ * For `harness verify`, which never takes the lease: the bridge holding the data directory's
+ * lease right now (by acquireLease's rule), or null. A lease file that is a link is not read.
+ */
+export async function leaseHolderNow(dataDir: string): Promise<string | null> {
+  const path = join(dataDir, LEASE_FILE);
+  const text = await openNoFollow(path, READ)
+    .then(async (h) => {
+      try {
+        return await h.readFile('utf8');
+      } finally {
+        await h.close();
+      }
+    })
+    .catch(() => null);
+  const live = await liveHolder(path, text);
+  return live === null ? null : describe(live.holder);
+}
+
 /** Data directories (real paths) whose lease a bridge in this process holds. */
 const heldHere = new Set<string>();
 
@@ -91,23 +130,16 @@ export async function acquireLease(
       `HARNESS_DATA_DIR ${dataDir} is already leased by another bridge process (a bridge in this process, pid ${process.pid})`,
     );
   }
-  const text = await readFile(path, 'utf8').catch(() => null);
-  if (text !== null) {
-    const holder = parseHolder(text);
-    if (holder && holder.host === hostname()) {
-      if (holder.pid !== process.pid && alive(holder.pid)) {
-        throw new StartupError(
-          `HARNESS_DATA_DIR ${dataDir} is already leased by another bridge process (pid ${holder.pid})`,
-        );
-      }
-    } else if (holder) {
-      const age = Date.now() - ((await stat(path).catch(() => null))?.mtimeMs ?? 0);
-      if (age < LEASE_STALE_MS) {
-        throw new StartupError(
-          `HARNESS_DATA_DIR ${dataDir} is already leased by another bridge process (pid ${holder.pid} on host ${JSON.stringify(holder.host)}, renewed ${Math.max(0, Math.round(age / 1000))} s ago); if that bridge is gone, start again after ${LEASE_STALE_MS / 1000} s without renewal`,
-        );
-      }
-    }
+  const live = await liveHolder(path, await readFile(path, 'utf8').catch(() => null));
+  if (live?.ageMs === null) {
+    throw new StartupError(
+      `HARNESS_DATA_DIR ${dataDir} is already leased by another bridge process (pid ${live.holder.pid})`,
+    );
+  }
+  if (live) {
+    throw new StartupError(
+      `HARNESS_DATA_DIR ${dataDir} is already leased by another bridge process (${describe(live.holder)}, renewed ${Math.max(0, Math.round(live.ageMs / 1000))} s ago); if that bridge is gone, start again after ${LEASE_STALE_MS / 1000} s without renewal`,
+    );
   }
   const mine = me();
   await atomicWrite(path, JSON.stringify(mine));
@@ -135,11 +167,7 @@ export async function acquireLease(
           return;
         }
         clearInterval(renew);
-        opts.onLost?.(
-          h === null
-            ? 'nobody (the lease file is gone or malformed)'
-            : `pid ${h.pid} on host ${JSON.stringify(h.host)}`,
-        );
+        opts.onLost?.(h === null ? 'nobody (the lease file is gone or malformed)' : describe(h));
       })
       .catch(() => {});
   }, opts.renewMs ?? LEASE_RENEW_MS);
