@@ -4,7 +4,7 @@ import { type FileHandle, mkdir, open, readFile, rm, stat } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { COMMIT_LOG_FILE } from '../src/storage/commit-log.js';
+import { COMMIT_LOG_FILE } from '../src/storage/commit-log-replay.js';
 import { runPaths } from '../src/storage/paths.js';
 import { cleanup, ev, startTestBridge, type TestEnv } from './helpers/bridge.js';
 import { crashImage } from './helpers/crash-image.js';

@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { type FileHandle, open, readFile, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { COMMIT_LOG_FILE, DISPUTED_FILE } from '../src/storage/commit-log.js';
+import { COMMIT_LOG_FILE, DISPUTED_FILE } from '../src/storage/commit-log-replay.js';
 import { runPaths } from '../src/storage/paths.js';
 import {
   cleanup,

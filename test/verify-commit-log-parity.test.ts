@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { COMMIT_LOG_FILE } from '../src/storage/commit-log.js';
+import { COMMIT_LOG_FILE } from '../src/storage/commit-log-replay.js';
 import { cleanup, ev, startTestBridge } from './helpers/bridge.js';
 import { crashImage } from './helpers/crash-image.js';
 

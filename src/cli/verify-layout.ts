@@ -1,6 +1,6 @@
 import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { COMMIT_LOG_FILE, DISPUTED_FILE } from '../storage/commit-log.js';
+import { COMMIT_LOG_FILE, DISPUTED_FILE } from '../storage/commit-log-replay.js';
 import { scanLayout } from '../storage/layout.js';
 import { StartupError } from '../storage/lease.js';
 import { LEASE_FILE, MUTEX_FILE, RUN_DIR_PATTERN, runDirName } from '../storage/paths.js';

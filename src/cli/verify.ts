@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CREDENTIAL_MIN_BYTES, canonicalTrustPin, RUN_ID_PATTERN } from '../contract/index.js';
-import { judgeLogRecords, readLogOffline } from '../storage/commit-log.js';
+import { judgeLogRecords, readLogOffline } from '../storage/commit-log-replay.js';
 import { leaseHolderNow } from '../storage/lease.js';
 import { resolveRoot } from '../validators/artifact-root.js';
 import { HashPool } from '../workers/pool.js';

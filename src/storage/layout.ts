@@ -3,7 +3,7 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunConfig } from '../contract/index.js';
 import { RUN_DIRECTORY_MAX } from '../contract/index.js';
-import { DISPUTED_FILE } from './commit-log.js';
+import { DISPUTED_FILE } from './commit-log-replay.js';
 import { StartupError } from './lease.js';
 import { CONFIG_FILE, LEASE_FILE, MUTEX_FILE, RUN_DIR_PATTERN, runDirName, SNAPSHOT_FILE } from './paths.js';
 import { parseConfig } from './run-files.js';

@@ -16,7 +16,8 @@ import {
   SNAPSHOT_EVERY,
   SNAPSHOT_MAX_BYTES,
 } from '../contract/index.js';
-import { CommitLog, type Disputed } from './commit-log.js';
+import { CommitLog } from './commit-log.js';
+import type { Disputed } from './commit-log-replay.js';
 import { IdIndex } from './id-index.js';
 import { type Appended, JournalWriter, type ScanResult } from './journal.js';
 import { JournalAuthError } from './journal-record.js';
