@@ -1,5 +1,6 @@
-import { constants } from 'node:fs';
-import { type FileHandle, open, readFile, stat, truncate, writeFile } from 'node:fs/promises';
+import fs, { constants, readlinkSync } from 'node:fs';
+import { type FileHandle, open, readFile, realpath, stat, truncate, writeFile } from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { COMMIT_LOG_FILE, DISPUTED_FILE } from '../src/storage/commit-log-replay.js';
@@ -45,6 +46,31 @@ async function cutAfter(path: string, keep: number): Promise<void> {
   let at = 0;
   for (let i = 0; i < keep; i++) at = buf.indexOf(0x0a, at) + 1;
   await truncate(path, at);
+}
+
+/**
+ * Records, in order, every fdatasync and ftruncate (the callback forms the commit path uses) with
+ * the path of the descriptor at the time of the call; restored at the end of the test.
+ */
+function spyOnSyncs(t: Test): { op: 'sync' | 'truncate'; path: string }[] {
+  const ops: { op: 'sync' | 'truncate'; path: string }[] = [];
+  const pathOf = (fd: number) => readlinkSync(`/proc/self/fd/${fd}`);
+  const { fdatasync, ftruncate } = fs;
+  fs.fdatasync = ((fd: number, cb: (err: NodeJS.ErrnoException | null) => void) => {
+    ops.push({ op: 'sync', path: pathOf(fd) });
+    fdatasync(fd, cb);
+  }) as typeof fs.fdatasync;
+  fs.ftruncate = ((fd: number, len: number, cb: (err: NodeJS.ErrnoException | null) => void) => {
+    ops.push({ op: 'truncate', path: pathOf(fd) });
+    ftruncate(fd, len, cb);
+  }) as typeof fs.ftruncate;
+  syncBuiltinESMExports();
+  t.teardown(() => {
+    fs.fdatasync = fdatasync;
+    fs.ftruncate = ftruncate;
+    syncBuiltinESMExports();
+  });
+  return ops;
 }
 
 t.test('acknowledged records a journal lost come back from commit.log at startup', async (t) => {
@@ -160,6 +186,9 @@ t.test('the log is checkpointed past its size bound and emptied on close', async
   const b = await startTestBridge(te, { storage: { checkpointBytes: 8192 } });
   t.teardown(() => cleanup(b));
   const logPath = join(te.dataDir, COMMIT_LOG_FILE);
+  // A checkpoint empties the log only after the journals it held records of are synced on their
+  // own: every truncation of commit.log follows an fdatasync of the run's journal since the last.
+  const ops = spyOnSyncs(t);
   let maxSize = 0;
   for (let i = 0; i < 100; i++) {
     t.equal((await b.req('POST', '/runs/ck/events', ev({ id: `c${i}` }))).status, 201);
@@ -167,6 +196,20 @@ t.test('the log is checkpointed past its size bound and emptied on close', async
   }
   t.ok(maxSize < 8192 + 2048, `the log stays near its bound (max ${maxSize} bytes)`);
   t.ok(maxSize > 4096, 'and is used');
+  const logFile = await realpath(logPath);
+  const journalFile = await realpath(runPaths(te.dataDir, 'ck').journal);
+  const truncations = ops.filter((o) => o.op === 'truncate' && o.path === logFile).length;
+  t.ok(truncations >= 3, `the log was checkpointed while events came in (${truncations} times)`);
+  let synced = false;
+  let unsyncedTruncations = 0;
+  for (const o of ops) {
+    if (o.op === 'sync' && o.path === journalFile) synced = true;
+    if (o.op === 'truncate' && o.path === logFile) {
+      if (!synced) unsyncedTruncations++;
+      synced = false;
+    }
+  }
+  t.equal(unsyncedTruncations, 0, 'no checkpoint emptied the log before syncing the journal');
   t.equal(records(await b.journal('ck')).length, 100);
   await b.close();
   t.equal((await stat(logPath)).size, 0, 'a clean close leaves an empty log');

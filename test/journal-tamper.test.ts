@@ -86,6 +86,31 @@ t.test('a flipped byte in run-config.json', async (t) => {
   await flip(runPaths(te.dataDir, 'victim').config, '"title":"seeded');
   const b = await startTestBridge(te);
   t.teardown(() => cleanup(b));
+  // The config's own MAC is what fails (the journal's binding to it fails as well, but a reason
+  // naming only that would mean the config itself was never checked).
+  await expectQuarantined(t, b, 'run-config.json');
+  const got = await b.req('GET', '/runs/victim');
+  t.match(got.body['run'].quarantine.reasons, [/^run-config\.json: .*fails authentication/]);
+});
+
+t.test('a flipped byte in the run-config.json of a run without events', async (t) => {
+  // No journal record binds this config, so its own MAC is the only thing that can catch a forged
+  // title: the run must not open with it.
+  const te = await makeTestEnv();
+  let b = await startTestBridge(te);
+  for (const run of ['victim', 'bystander']) {
+    t.equal((await b.req('POST', '/runs', { id: run, title: 'seeded' })).status, 201);
+  }
+  for (let i = 0; i < 3; i++)
+    t.equal((await b.req('POST', '/runs/bystander/events', ev({ message: 'msg' }))).status, 201);
+  await b.close();
+  await flip(runPaths(te.dataDir, 'victim').config, '"title":"seeded');
+  b = await startTestBridge(te);
+  t.teardown(() => cleanup(b));
+  const got = await b.req('GET', '/runs/victim');
+  t.equal(got.body['run'].status, 'quarantined', 'the forged title is never served');
+  t.not(got.body['run'].title, 'seedec');
+  t.match(got.body['run'].quarantine.reasons, [/^run-config\.json: .*fails authentication/]);
   await expectQuarantined(t, b, 'run-config.json');
 });
 
@@ -303,6 +328,39 @@ t.test('a record moved to another position under a running bridge is caught by a
   t.equal(got.status, 200, JSON.stringify(got.body).slice(0, 300));
   t.equal(got.body['run'].status, 'quarantined');
   t.same(got.body['run'].events, [], 'record 2 is never served as record 1');
+  await expectQuarantined(t, b, 'events.jsonl');
+});
+
+t.test('a record of the same run ID from another journal is caught by a page read', async (t) => {
+  // The twin's record 1 has the same length as this journal's (same ids, an equally long message)
+  // and a valid MAC over its own fields, so every offset still holds; a page read from record 0
+  // must check the prev it states against record 0's MAC, not take it on trust.
+  const te = await makeTestEnv();
+  const dataDir = join(te.dir, 'data-twin');
+  const other: TestEnv = { ...te, dataDir, env: { ...te.env, HARNESS_DATA_DIR: dataDir } };
+  const post = async (b: TestBridge, run: string, message: string) => {
+    for (let i = 0; i < 3; i++) {
+      t.equal((await b.req('POST', `/runs/${run}/events`, ev({ id: `${run}-${i}`, message }))).status, 201);
+    }
+  };
+  const tb = await startTestBridge(other);
+  await post(tb, 'victim', 'twin');
+  await tb.close();
+  const b = await startTestBridge(te);
+  t.teardown(() => cleanup(b));
+  await post(b, 'victim', 'main');
+  await post(b, 'bystander', 'msg');
+  const path = runPaths(te.dataDir, 'victim').journal;
+  const lines = await journalLines(path);
+  const spliced = (await journalLines(runPaths(dataDir, 'victim').journal))[1]!;
+  t.equal(JSON.parse(spliced).event.message, 'twin');
+  t.equal(Buffer.byteLength(spliced), Buffer.byteLength(lines[1]!), 'the two records are the same length');
+  lines[1] = spliced;
+  await writeFile(path, lines.join(''));
+  const got = await b.req('GET', '/runs/victim?eventCursor=0&eventLimit=3');
+  t.equal(got.status, 200, JSON.stringify(got.body).slice(0, 300));
+  t.equal(got.body['run'].status, 'quarantined');
+  t.same(got.body['run'].events, [], "the twin's record is never served");
   await expectQuarantined(t, b, 'events.jsonl');
 });
 

@@ -72,3 +72,26 @@ t.test('node states follow the events', async (t) => {
   t.equal(n['intake'].state, 'pending', 'an event without a state change leaves its node alone');
   t.equal((await b.req('GET', '/runs/ns')).body['run'].pendingApprovals, 1);
 });
+
+t.test('rule 1 itself: a required node skipped without a reason does not count as passed', async (t) => {
+  // The event contract refuses a node.skipped without skipReason, so a run reached over HTTP never
+  // holds such a node; the rule still judges facts rebuilt from a run view (harness explain, the
+  // MCP finish-line check), where nothing else stands in for it.
+  const { requiredNodes } = await import('../src/validators/required-nodes.js');
+  const facts = (nodes: Record<string, { state: string; skipReason: string | null }>) =>
+    ({ config: { requiredNodes: Object.keys(nodes) }, state: { nodes } }) as never;
+  t.same(
+    requiredNodes(
+      facts({
+        intake: { state: 'skipped', skipReason: null },
+        route: { state: 'skipped', skipReason: '' },
+        implement: { state: 'skipped', skipReason: 'nothing to change' },
+        prove: { state: 'passed', skipReason: null },
+      }),
+    ),
+    ['required node intake is skipped without a reason', 'required node route is skipped without a reason'],
+  );
+  t.same(requiredNodes(facts({ prove: { state: 'active', skipReason: 'a reason' } })), [
+    'required node prove is active, not passed',
+  ]);
+});
