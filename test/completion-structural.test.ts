@@ -1,8 +1,11 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import fs, { readFileSync, readlinkSync } from 'node:fs';
+import { mkdir, realpath, rm, writeFile } from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
 import { dirname, join } from 'node:path';
 import t, { type Test } from 'tap';
 import { DEFAULT_ARTIFACT_BY_NODE, NODE_IDS, type NodeId } from '../src/contract/index.js';
 import type { FinishLineGate } from '../src/server/context.js';
+import { COMMIT_LOG_FILE } from '../src/storage/commit-log-replay.js';
 import { cleanup, ev, startTestBridge, type TestBridge } from './helpers/bridge.js';
 import { expectBlocked } from './helpers/complete-run.js';
 import { expectRejected, records } from './helpers/expect.js';
@@ -340,4 +343,32 @@ t.test('a replay run records its block with a replay source', async (t) => {
   const { blocked } = await expectBlocked(t, b, 'c13', 2, { runMode: 'replay', eventSource: 'local-jsonl' });
   t.equal(blocked.event.runMode, 'replay');
   t.equal(blocked.event.eventSource, 'local-jsonl');
+});
+
+t.test('a refused completion is answered only once its run.blocked record is durable', async (t) => {
+  const b = await setup(t);
+  await drive(b, 'c-durable', { omitNode: ['live-smoke'] });
+  // Every commit.log write is held back 200 ms: an answer sent before the record's write returns
+  // would arrive while commit.log still lacks it.
+  const logFile = await realpath(join(b.t.dataDir, COMMIT_LOG_FILE));
+  const { write } = fs;
+  fs.write = ((fd: number, ...rest: unknown[]) => {
+    const go = () => (write as (...a: unknown[]) => void)(fd, ...rest);
+    if (readlinkSync(`/proc/self/fd/${fd}`) === logFile) setTimeout(go, 200);
+    else go();
+  }) as typeof fs.write;
+  syncBuiltinESMExports();
+  t.teardown(() => {
+    fs.write = write;
+    syncBuiltinESMExports();
+  });
+  const r = await b.req('POST', '/runs/c-durable/events', completion({ id: 'done-durable' }));
+  const log = readFileSync(logFile, 'utf8');
+  t.equal(r.status, 409);
+  t.equal(r.body['error'], 'finish_line_blocked');
+  t.match(
+    log,
+    /^c-durable \{.*"type":"run\.blocked"/m,
+    'commit.log held the run.blocked record at the answer',
+  );
 });
