@@ -1,6 +1,5 @@
-import fs, { constants, readlinkSync } from 'node:fs';
+import { constants } from 'node:fs';
 import { type FileHandle, open, readFile, realpath, stat, truncate, writeFile } from 'node:fs/promises';
-import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { COMMIT_LOG_FILE, DISPUTED_FILE } from '../src/storage/commit-log-replay.js';
@@ -15,6 +14,7 @@ import {
 } from './helpers/bridge.js';
 import { crashImage } from './helpers/crash-image.js';
 import { allEvents, records } from './helpers/expect.js';
+import { patchFs, pathOfFd } from './helpers/patch-fs.js';
 
 /** The whole body of a 500: the cause (an EBADF on a data-directory path here) is logged only. */
 const INTERNAL = { ok: false, error: 'internal_error', message: 'internal error', problems: [] };
@@ -54,22 +54,14 @@ async function cutAfter(path: string, keep: number): Promise<void> {
  */
 function spyOnSyncs(t: Test): { op: 'sync' | 'truncate'; path: string }[] {
   const ops: { op: 'sync' | 'truncate'; path: string }[] = [];
-  const pathOf = (fd: number) => readlinkSync(`/proc/self/fd/${fd}`);
-  const { fdatasync, ftruncate } = fs;
-  fs.fdatasync = ((fd: number, cb: (err: NodeJS.ErrnoException | null) => void) => {
-    ops.push({ op: 'sync', path: pathOf(fd) });
-    fdatasync(fd, cb);
-  }) as typeof fs.fdatasync;
-  fs.ftruncate = ((fd: number, len: number, cb: (err: NodeJS.ErrnoException | null) => void) => {
-    ops.push({ op: 'truncate', path: pathOf(fd) });
-    ftruncate(fd, len, cb);
-  }) as typeof fs.ftruncate;
-  syncBuiltinESMExports();
-  t.teardown(() => {
-    fs.fdatasync = fdatasync;
-    fs.ftruncate = ftruncate;
-    syncBuiltinESMExports();
-  });
+  const recorded =
+    (op: 'sync' | 'truncate') =>
+    (original: (...args: unknown[]) => unknown) =>
+    (fd: unknown, ...rest: unknown[]) => {
+      ops.push({ op, path: pathOfFd(fd as number) });
+      return original(fd, ...rest);
+    };
+  patchFs(t, { fdatasync: recorded('sync'), ftruncate: recorded('truncate') });
   return ops;
 }
 

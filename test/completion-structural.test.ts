@@ -1,6 +1,5 @@
-import fs, { readFileSync, readlinkSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdir, realpath, rm, writeFile } from 'node:fs/promises';
-import { syncBuiltinESMExports } from 'node:module';
 import { dirname, join } from 'node:path';
 import t, { type Test } from 'tap';
 import { DEFAULT_ARTIFACT_BY_NODE, NODE_IDS, type NodeId } from '../src/contract/index.js';
@@ -9,6 +8,7 @@ import { COMMIT_LOG_FILE } from '../src/storage/commit-log-replay.js';
 import { cleanup, ev, startTestBridge, type TestBridge } from './helpers/bridge.js';
 import { expectBlocked } from './helpers/complete-run.js';
 import { expectRejected, records } from './helpers/expect.js';
+import { patchFs, pathOfFd } from './helpers/patch-fs.js';
 
 /**
  * SPEC completion rules 1-4 and 10, CONTRACT 5: each structural rule alone blocks `run.completed`
@@ -351,16 +351,14 @@ t.test('a refused completion is answered only once its run.blocked record is dur
   // Every commit.log write is held back 200 ms: an answer sent before the record's write returns
   // would arrive while commit.log still lacks it.
   const logFile = await realpath(join(b.t.dataDir, COMMIT_LOG_FILE));
-  const { write } = fs;
-  fs.write = ((fd: number, ...rest: unknown[]) => {
-    const go = () => (write as (...a: unknown[]) => void)(fd, ...rest);
-    if (readlinkSync(`/proc/self/fd/${fd}`) === logFile) setTimeout(go, 200);
-    else go();
-  }) as typeof fs.write;
-  syncBuiltinESMExports();
-  t.teardown(() => {
-    fs.write = write;
-    syncBuiltinESMExports();
+  patchFs(t, {
+    write:
+      (original) =>
+      (fd, ...rest) => {
+        const go = () => original(fd, ...rest);
+        if (pathOfFd(fd as number) === logFile) setTimeout(go, 200);
+        else go();
+      },
   });
   const r = await b.req('POST', '/runs/c-durable/events', completion({ id: 'done-durable' }));
   const log = readFileSync(logFile, 'utf8');

@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { CommitLog } from '../src/storage/commit-log.js';
 import { JournalWriter } from '../src/storage/journal.js';
-import { storedEvent } from './helpers/stored-event.js';
+import { patchFs } from './helpers/patch-fs.js';
+import { journalFd, storedEvent } from './helpers/stored-event.js';
 
 /**
  * A journal is closed (evicted, shut down) only after an fdatasync that follows its last line: a
@@ -29,15 +28,13 @@ t.test('close syncs the journal even when an earlier sync was requested after th
   const journal = await JournalWriter.open(key, 'r', path, scan, commitLog, '0'.repeat(64));
 
   const syncs: number[] = [];
-  const original = fs.fdatasync;
-  fs.fdatasync = ((fd: number, cb: (err: NodeJS.ErrnoException | null) => void) => {
-    syncs.push(fd);
-    original(fd, cb);
-  }) as typeof fs.fdatasync;
-  syncBuiltinESMExports();
-  t.teardown(() => {
-    fs.fdatasync = original;
-    syncBuiltinESMExports();
+  patchFs(t, {
+    fdatasync:
+      (original) =>
+      (fd, ...rest) => {
+        syncs.push(fd as number);
+        return original(fd, ...rest);
+      },
   });
 
   await journal.append(event(1), null).durable;
@@ -45,7 +42,7 @@ t.test('close syncs the journal even when an earlier sync was requested after th
   // Requested while record 2's line is still queued for the file (as a snapshot's sync can be).
   const early = journal.syncFile();
   await Promise.all([last.durable, early]);
-  const fd = (journal as unknown as { handle: { fd: number } }).handle.fd;
+  const fd = journalFd(journal);
   syncs.length = 0;
   await journal.close();
   t.ok(syncs.includes(fd), 'close ran its own fdatasync of the journal, after every line was written');

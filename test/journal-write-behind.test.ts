@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
@@ -11,7 +9,8 @@ import { JournalWriter } from '../src/storage/journal.js';
 import { cleanup, ev, makeTestEnv, startTestBridge } from './helpers/bridge.js';
 import { crashImage } from './helpers/crash-image.js';
 import { records } from './helpers/expect.js';
-import { storedEvent } from './helpers/stored-event.js';
+import { patchFs } from './helpers/patch-fs.js';
+import { journalFd, storedEvent } from './helpers/stored-event.js';
 
 /**
  * A record is acknowledged once the commit log holds it durably; its line reaches the run's
@@ -36,29 +35,30 @@ async function setup(t: Test) {
     const path = join(dir, `${name}.jsonl`);
     await writeFile(path, '');
     const journal = await JournalWriter.open(key, name, path, scan(), commitLog, '0'.repeat(64));
-    return { journal, path, fd: (journal as unknown as { handle: { fd: number } }).handle.fd };
+    return { journal, path, fd: journalFd(journal) };
   };
   const x = await open('x');
   const y = await open('y');
   const writes = new Map<number, number>();
   const log = { writes: 0 };
-  const { write, writeSync } = fs;
-  fs.write = ((fd: number, ...rest: unknown[]) => {
-    log.writes++;
-    setTimeout(() => (write as (...a: unknown[]) => void)(fd, ...rest), 20);
-  }) as typeof fs.write;
-  fs.writeSync = ((fd: number, ...rest: unknown[]) => {
-    writes.set(fd, (writes.get(fd) ?? 0) + 1);
-    return (writeSync as (...a: unknown[]) => number)(fd, ...rest);
-  }) as typeof fs.writeSync;
-  syncBuiltinESMExports();
   t.teardown(async () => {
-    fs.write = write;
-    fs.writeSync = writeSync;
-    syncBuiltinESMExports();
     await x.journal.close();
     await y.journal.close();
     await commitLog.close();
+  });
+  patchFs(t, {
+    write:
+      (original) =>
+      (...args) => {
+        log.writes++;
+        setTimeout(() => original(...args), 20);
+      },
+    writeSync:
+      (original) =>
+      (fd, ...rest) => {
+        writes.set(fd as number, (writes.get(fd as number) ?? 0) + 1);
+        return original(fd, ...rest);
+      },
   });
   return { x, y, writes, log };
 }

@@ -125,11 +125,8 @@ export class CommitLog {
         batch.resolve();
         for (const [journal, own] of lines) {
           this.dirty.add(journal);
-          if (!journal.holdLines(own)) this.holding.add(journal);
-          else {
-            this.holding.delete(journal);
-            journal.writeHeldLines();
-          }
+          this.holding.add(journal);
+          if (journal.holdLines(own)) this.writeHeld(journal);
         }
         if (this.size >= this.checkpointBytes) await this.checkpoint();
       } catch (err) {

@@ -2,7 +2,7 @@ import { open, readFile, realpath, stat, unlink, utimes } from 'node:fs/promises
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { atomicWrite } from './atomic.js';
-import { openNoFollow, READ } from './no-follow.js';
+import { readTextNoFollow } from './no-follow.js';
 import { LEASE_FILE, MUTEX_FILE } from './paths.js';
 
 /** A startup refusal: printed as one line, exit code 2. */
@@ -96,16 +96,7 @@ const describe = (h: Holder) => `pid ${h.pid} on host ${JSON.stringify(h.host)}`
  */
 export async function leaseHolderNow(dataDir: string): Promise<string | null> {
   const path = join(dataDir, LEASE_FILE);
-  const text = await openNoFollow(path, READ)
-    .then(async (h) => {
-      try {
-        return await h.readFile('utf8');
-      } finally {
-        await h.close();
-      }
-    })
-    .catch(() => null);
-  const live = await liveHolder(path, text);
+  const live = await liveHolder(path, await readTextNoFollow(path).catch(() => null));
   return live === null ? null : describe(live.holder);
 }
 

@@ -27,6 +27,16 @@ export async function openNoFollow(path: string, flags: number, mode?: number): 
 }
 
 export const READ = constants.O_RDONLY;
+
+/** The whole text of a file, opened as `openNoFollow` opens it. */
+export async function readTextNoFollow(path: string): Promise<string> {
+  const handle = await openNoFollow(path, READ);
+  try {
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
+  }
+}
 export const READ_WRITE = constants.O_RDWR;
 /** What 'a+' means: read and append, created if missing. */
 export const READ_APPEND = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT;

@@ -1,6 +1,6 @@
 import { atomicWrite } from './atomic.js';
 import { type MacDomain, mac, macEqual } from './mac.js';
-import { openNoFollow, READ } from './no-follow.js';
+import { readTextNoFollow } from './no-follow.js';
 
 /** A JSON document authenticated by an HMAC over its canonical form (run-config.json, run.json). */
 export class SealError extends Error {
@@ -34,12 +34,7 @@ export async function readSealed<T extends object>(
   domain: MacDomain,
   maxBytes: number,
 ): Promise<T> {
-  const handle = await openNoFollow(path, READ);
-  try {
-    return parseSealed<T>(await handle.readFile('utf8'), key, domain, maxBytes);
-  } finally {
-    await handle.close();
-  }
+  return parseSealed<T>(await readTextNoFollow(path), key, domain, maxBytes);
 }
 
 /** Authenticates the text of a sealed file already read (startup reads each config once). */

@@ -1,4 +1,5 @@
 import type { StoredEvent } from '../../src/contract/index.js';
+import type { JournalWriter } from '../../src/storage/journal.js';
 
 /** A stored event for tests that drive a JournalWriter directly (no HTTP, no id or ts filled in). */
 export const storedEvent = (n: number, message = `event ${n}`) =>
@@ -13,3 +14,7 @@ export const storedEvent = (n: number, message = `event ${n}`) =>
     message,
     status: 'ok',
   }) as StoredEvent;
+
+/** The descriptor of a JournalWriter's file (private to it), for syscall spies. */
+export const journalFd = (journal: JournalWriter): number =>
+  (journal as unknown as { handle: { fd: number } }).handle.fd;
