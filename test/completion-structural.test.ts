@@ -360,6 +360,7 @@ t.test('a refused completion is answered only once its run.blocked record is dur
         else go();
       },
   });
+  const before = await b.journal('c-durable');
   const r = await b.req('POST', '/runs/c-durable/events', completion({ id: 'done-durable' }));
   const log = readFileSync(logFile, 'utf8');
   t.equal(r.status, 409);
@@ -369,4 +370,9 @@ t.test('a refused completion is answered only once its run.blocked record is dur
     /^c-durable \{.*"type":"run\.blocked"/m,
     'commit.log held the run.blocked record at the answer',
   );
+  const after = await b.journal('c-durable');
+  t.ok(after.subarray(0, before.length).equals(before), 'earlier records untouched');
+  const added = records(after.subarray(before.length));
+  t.equal(added.length, 1, 'one record added');
+  t.match(added[0]?.event, { type: 'run.blocked' }, 'the block');
 });
