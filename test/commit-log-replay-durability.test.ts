@@ -1,13 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { readlinkSync } from 'node:fs';
-import { type FileHandle, mkdir, open, readFile, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { COMMIT_LOG_FILE } from '../src/storage/commit-log-replay.js';
 import { runPaths } from '../src/storage/paths.js';
 import { cleanup, ev, startTestBridge, type TestEnv } from './helpers/bridge.js';
 import { crashImage } from './helpers/crash-image.js';
+import { recordHandleSyncs } from './helpers/patch-fs.js';
 
 /**
  * CONTRACT 7, at startup: commit.log holds acknowledged records whose journal lines may still be
@@ -27,36 +26,9 @@ async function seeded(t: Test, runs: string[]): Promise<TestEnv> {
   return crashed;
 }
 
-/**
- * Records, in order, each FileHandle datasync (by the file it syncs) and truncate, from every
- * caller in this process: the bridge below runs in-process.
- */
-async function recordSyncs(t: Test): Promise<string[]> {
-  const seen: string[] = [];
-  const probe = await open(join(tmpdir(), `harness-probe-${process.pid}`), 'w');
-  const proto = Object.getPrototypeOf(probe) as FileHandle;
-  await probe.close();
-  await rm(join(tmpdir(), `harness-probe-${process.pid}`));
-  const { datasync, truncate } = proto;
-  const path = (h: FileHandle) => readlinkSync(`/proc/self/fd/${h.fd}`);
-  proto.datasync = function (this: FileHandle) {
-    seen.push(`datasync ${path(this)}`);
-    return datasync.call(this);
-  };
-  proto.truncate = function (this: FileHandle, len?: number) {
-    seen.push(`truncate ${path(this)}`);
-    return truncate.call(this, len);
-  };
-  t.teardown(() => {
-    proto.datasync = datasync;
-    proto.truncate = truncate;
-  });
-  return seen;
-}
-
 t.test('startup syncs every journal the log names before it empties the log', async (t) => {
   const crashed = await seeded(t, ['a', 'b']);
-  const seen = await recordSyncs(t);
+  const seen = await recordHandleSyncs(t);
   const b = await startTestBridge(crashed);
   t.teardown(() => b.close());
   const logPath = join(crashed.dataDir, COMMIT_LOG_FILE);

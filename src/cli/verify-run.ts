@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type JournalEntry, RUN_ID_PATTERN, type RunConfig } from '../contract/index.js';
+import { judgeDamagedTail } from '../storage/commit-log-replay.js';
 import { type ScanResult, scanJournal } from '../storage/journal.js';
 import { JournalAuthError } from '../storage/journal-record.js';
 import { macEqual, sha256Hex } from '../storage/mac.js';
@@ -65,20 +66,32 @@ async function checkJournal(
   dir: string,
   key: Buffer,
   config: RunConfig,
+  logged: readonly string[],
 ): Promise<ScanResult | null> {
   // The latest claim per path, gathered as the journal streams by (entries are not kept).
   const onEntry = ({ claim, seq }: JournalEntry) => {
     if (claim) check.claims.set(claim.path, { sha256: claim.sha256, seq });
   };
+  const path = join(dir, JOURNAL_FILE);
   try {
-    return await scanJournal(key, check.name, join(dir, JOURNAL_FILE), {
+    return await scanJournal(key, check.name, path, {
       readOnly: true,
       onEntry,
       genesis: configMac(key, config),
     });
   } catch (err) {
-    if (err instanceof JournalAuthError) check.tampered.push(`events.jsonl: ${err.message}`);
-    else if (errno(err) === 'ENOENT') check.tampered.push('events.jsonl is missing');
+    if (err instanceof JournalAuthError) {
+      // As at startup (commit-log-replay.ts): damage past the synced records, where the log holds
+      // every record, is rewritten from the log, not quarantined.
+      if (logged.length > 0 && (await judgeDamagedTail(key, check.name, path, logged)) !== null) {
+        check.unverifiable.push(
+          `events.jsonl: ${err.message}, past the records synced before commit.log began; the log ` +
+            'holds every record from there: start the bridge once to rewrite them, then verify again',
+        );
+      } else {
+        check.tampered.push(`events.jsonl: ${err.message}`);
+      }
+    } else if (errno(err) === 'ENOENT') check.tampered.push('events.jsonl is missing');
     else check.unverifiable.push(`events.jsonl cannot be read (${errno(err) ?? String(err)})`);
     return null;
   }
@@ -103,8 +116,16 @@ async function checkSnapshot(check: RunCheck, dir: string, key: Buffer, scan: Sc
   }
 }
 
-/** Authenticates the three files of the run directory `dirName` under `dataDir`. */
-export async function authenticateRun(dataDir: string, dirName: string, key: Buffer): Promise<RunCheck> {
+/**
+ * Authenticates the three files of the run directory `dirName` under `dataDir`. `logged` gives a
+ * run's commit.log records when the next bridge start would replay them (no bridge is running).
+ */
+export async function authenticateRun(
+  dataDir: string,
+  dirName: string,
+  key: Buffer,
+  logged: (runId: string) => readonly string[] = () => [],
+): Promise<RunCheck> {
   const dir = join(dataDir, dirName);
   const check: RunCheck = {
     name: dirName,
@@ -127,7 +148,7 @@ export async function authenticateRun(dataDir: string, dirName: string, key: Buf
     return check;
   }
   check.root = config.artifactRoot;
-  const scan = await checkJournal(check, dir, key, config);
+  const scan = await checkJournal(check, dir, key, config, logged(config.runId));
   await checkSnapshot(check, dir, key, scan);
   if (scan === null) {
     check.claims.clear();

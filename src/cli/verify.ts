@@ -122,7 +122,9 @@ export async function verifyDataDir(
         journalMacs: null,
       });
     } else {
-      const check = await authenticateRun(dataDir, t.dir, key);
+      const check = await authenticateRun(dataDir, t.dir, key, (runId) =>
+        bridge === null ? (log.logged.get(runId) ?? []) : [],
+      );
       checkLog(check, log, key, bridge);
       check.journalMacs = null; // judged: not kept while the other runs are read
       if (logLinked) check.unverifiable.push(LOG_LINK_REASON);

@@ -121,29 +121,29 @@ async function replay(
     byRun.set(runId, lines);
   }
   for (const [runId, lines] of byRun) {
-    const problem = await replayRun(dataDir, key, runId, lines);
-    if (problem) {
-      log(`run ${runId}: ${problem.reason}`);
-      for (const line of lines) disputed.push({ runId, reason: problem.reason, line });
-    } else if (problem === null) {
-      log(`run ${runId}: replayed records from commit.log`);
+    const outcome = await replayRun(dataDir, key, runId, lines);
+    if ('reason' in outcome) {
+      log(`run ${runId}: ${outcome.reason}`);
+      for (const line of lines) disputed.push({ runId, reason: outcome.reason, line });
+    } else if (outcome.replayed) {
+      log(`run ${runId}: ${outcome.replayed}`);
     }
   }
   return disputed;
 }
 
 /**
- * null: records appended; undefined: nothing was missing; otherwise why the run is disputed.
- * Either way the journal is fdatasync'd before the caller empties the log: after a kill -9 the
- * page cache may hold records the log made durable and the journal file never synced, so the log
- * may be emptied only once the journal itself is on disk.
+ * Why the run is disputed, or what was replayed (null: nothing was missing). Unless disputed, the
+ * journal is fdatasync'd before the caller empties the log: after a kill -9 the page cache may
+ * hold records the log made durable and the journal file never synced, so the log may be emptied
+ * only once the journal itself is on disk.
  */
 async function replayRun(
   dataDir: string,
   key: Buffer,
   runId: string,
   lines: string[],
-): Promise<{ reason: string } | null | undefined> {
+): Promise<{ reason: string } | { replayed: string | null }> {
   const path = runPaths(dataDir, runId).journal;
   // One run's damaged journal must not stop startup for every run: a journal that is missing or
   // not a regular file (a directory, a FIFO that would block the scan, a link) disputes its run.
@@ -157,23 +157,74 @@ async function replayRun(
   try {
     scan = await scanJournal(key, runId, path);
   } catch (err) {
-    // The run's own journal fails authentication: opening it quarantines the run with that reason.
-    if (err instanceof JournalAuthError) return { reason: `commit.log cannot be replayed: ${err.message}` };
     if (err instanceof LinkedFileError)
       return { reason: 'commit.log cannot be replayed: the journal is not a regular file' };
-    throw err;
+    if (!(err instanceof JournalAuthError)) throw err;
+    // Damage past the synced records is mended from the log; damage before them is not the log's
+    // to mend: opening the journal quarantines the run with that reason.
+    const tail = await judgeDamagedTail(key, runId, path, lines);
+    if (tail === null) return { reason: `commit.log cannot be replayed: ${err.message}` };
+    const h = await openNoFollow(path, O_WRONLY);
+    try {
+      await h.truncate(tail.size);
+      await h.write(joinLines(tail.missing), 0, undefined, tail.size);
+      await h.datasync();
+    } finally {
+      await h.close();
+    }
+    return {
+      replayed:
+        `events.jsonl failed authentication (${err.message}) past the records synced before ` +
+        `commit.log began; rewrote records ${tail.from} on from the log`,
+    };
   }
   const judged = judgeLogRecords(key, runId, lines, scan.macs);
   if ('reason' in judged) return judged;
   const { missing } = judged;
   const h = await openNoFollow(path, O_WRONLY | O_APPEND);
   try {
-    if (missing.length > 0) await h.appendFile(missing.map((line) => `${line}\n`).join(''));
+    if (missing.length > 0) await h.appendFile(joinLines(missing));
     await h.datasync();
   } finally {
     await h.close();
   }
-  return missing.length > 0 ? null : undefined;
+  return { replayed: missing.length > 0 ? 'replayed records from commit.log' : null };
+}
+
+const joinLines = (lines: string[]): Buffer => Buffer.from(lines.map((line) => `${line}\n`).join(''));
+
+/**
+ * A journal that fails authentication only past the records it held before the run's first
+ * logged record: a checkpoint syncs every journal before it empties the log, so those earlier
+ * records are durable, while the later ones were written behind the log and never synced, and
+ * power loss may leave such unsynced bytes zeroed, torn or out of order (not only cut short).
+ * The log holds every one of those later records durably. Returns where the synced records end
+ * and the logged records to write from there, each authenticated and chained as replay judges
+ * them; null if the synced records themselves fail, or the log does not continue them.
+ * Read-only: startup rewrites the tail, `harness verify` only reports it.
+ */
+export async function judgeDamagedTail(
+  key: Buffer,
+  runId: string,
+  path: string,
+  lines: readonly string[],
+): Promise<{ from: number; size: number; missing: string[] } | null> {
+  let from: unknown;
+  try {
+    from = (JSON.parse(lines[0] ?? '') as { seq?: unknown }).seq;
+  } catch {
+    return null;
+  }
+  if (typeof from !== 'number' || !Number.isSafeInteger(from) || from < 0) return null;
+  let prefix: Awaited<ReturnType<typeof scanJournal>>;
+  try {
+    prefix = await scanJournal(key, runId, path, { readOnly: true, records: from });
+  } catch (err) {
+    if (err instanceof JournalAuthError || err instanceof LinkedFileError) return null;
+    throw err;
+  }
+  const judged = judgeLogRecords(key, runId, lines, prefix.macs);
+  return 'reason' in judged ? null : { from, size: prefix.size, missing: judged.missing };
 }
 
 /**

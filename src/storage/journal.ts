@@ -52,6 +52,12 @@ export interface ScanOptions {
    * at hand) record 0 is authenticated by its MAC alone; opening the run checks the binding.
    */
   genesis?: string;
+  /**
+   * Authenticates only the first this many records and stops after them: nothing past them is
+   * read, judged or cut, and `size` is where they end (the prefix a damaged tail is rewritten
+   * after, commit-log-replay.ts).
+   */
+  records?: number;
 }
 
 /** Reads of this size keep a scan's memory bounded whatever the journal's size. */
@@ -74,6 +80,7 @@ export async function scanJournal(
 ): Promise<ScanResult> {
   const chunk = Math.max(1, opts.chunkBytes ?? SCAN_CHUNK_BYTES);
   const onEntry = opts.onEntry;
+  const limit = opts.records ?? Number.POSITIVE_INFINITY;
   const handle = await openNoFollow(path, opts.readOnly ? READ : READ_WRITE);
   try {
     // Holds the unfinished line carried over (under one record) and the next chunk after it.
@@ -94,7 +101,7 @@ export async function scanJournal(
       let nl = view.indexOf(0x0a, at);
       if (overlong && nl >= 0)
         throw new JournalAuthError(`journal record ${offsets.length} exceeds its ceiling`);
-      while (nl >= 0) {
+      while (nl >= 0 && offsets.length < limit) {
         const seq = offsets.length;
         const line = view.toString('utf8', at, nl);
         if (seq === 0) prev = firstPrev(line, opts.genesis);
@@ -106,6 +113,7 @@ export async function scanJournal(
         at = nl + 1;
         nl = view.indexOf(0x0a, at);
       }
+      if (offsets.length >= limit) return { count: limit, offsets, macs, size: base + at, truncatedBytes: 0 };
       if (!overlong) lineStart = base + at;
       if (overlong || len - at >= JOURNAL_RECORD_MAX_BYTES) {
         // No record is this long: a later newline makes it a forged record (an error above), the

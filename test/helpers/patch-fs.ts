@@ -1,5 +1,8 @@
 import fs from 'node:fs';
+import { type FileHandle, open, rm } from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Test } from 'tap';
 
 type Fn = (...args: unknown[]) => unknown;
@@ -25,3 +28,30 @@ export function patchFs(t: Test, patches: Partial<Record<keyof typeof fs, (origi
 
 /** The path a descriptor of this process names now (Linux). */
 export const pathOfFd = (fd: number): string => fs.readlinkSync(`/proc/self/fd/${fd}`);
+
+/**
+ * Records, in order, each FileHandle datasync (by the file it syncs) and truncate, from every
+ * caller in this process: the bridge below runs in-process.
+ */
+export async function recordHandleSyncs(t: Test): Promise<string[]> {
+  const seen: string[] = [];
+  const probe = await open(join(tmpdir(), `harness-probe-${process.pid}`), 'w');
+  const proto = Object.getPrototypeOf(probe) as FileHandle;
+  await probe.close();
+  await rm(join(tmpdir(), `harness-probe-${process.pid}`));
+  const { datasync, truncate } = proto;
+  const path = (h: FileHandle) => pathOfFd(h.fd);
+  proto.datasync = function (this: FileHandle) {
+    seen.push(`datasync ${path(this)}`);
+    return datasync.call(this);
+  };
+  proto.truncate = function (this: FileHandle, len?: number) {
+    seen.push(`truncate ${path(this)}`);
+    return truncate.call(this, len);
+  };
+  t.teardown(() => {
+    proto.datasync = datasync;
+    proto.truncate = truncate;
+  });
+  return seen;
+}

@@ -1,0 +1,169 @@
+import { execFile } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import t, { type Test } from 'tap';
+import { COMMIT_LOG_FILE } from '../src/storage/commit-log-replay.js';
+import { runPaths } from '../src/storage/paths.js';
+import {
+  cleanup,
+  ev,
+  makeTestEnv,
+  startTestBridge,
+  type TestBridge,
+  type TestEnv,
+} from './helpers/bridge.js';
+import { crashImage } from './helpers/crash-image.js';
+import { allEvents, records } from './helpers/expect.js';
+import { recordHandleSyncs } from './helpers/patch-fs.js';
+
+/**
+ * Power loss may leave the part of a journal written behind the commit log and never synced
+ * zeroed or out of order, not only cut short. Every record before a run's first logged record was
+ * synced before the log was last emptied; from there on the log holds them all. Startup rewrites
+ * such a tail from the log (and `harness verify` says the next start will), while damage to the
+ * synced records still quarantines the run.
+ */
+const cli = resolve('dist/src/cli/main.js');
+const run = promisify(execFile);
+const ids = (prefix: string, from: number, to: number) =>
+  Array.from({ length: to - from }, (_, i) => `${prefix}${from + i}`);
+
+async function post(t: Test, b: TestBridge, runId: string, eventIds: string[]): Promise<void> {
+  for (const id of eventIds) t.equal((await b.req('POST', `/runs/${runId}/events`, ev({ id }))).status, 201);
+}
+
+/**
+ * A crash image in which run p's records 0-2 were synced (a clean close emptied the log) and
+ * records 3-5 are only in commit.log's durable records and p's unsynced journal tail; run q is
+ * untouched.
+ */
+async function imageWithLoggedTail(t: Test): Promise<{ crashed: TestEnv; journal: string; whole: Buffer }> {
+  const te = await makeTestEnv();
+  const first = await startTestBridge(te);
+  await post(t, first, 'p', ids('p', 0, 3));
+  await post(t, first, 'q', ids('q', 0, 2));
+  await first.close();
+  const b = await startTestBridge(te);
+  t.teardown(() => cleanup(b));
+  await post(t, b, 'p', ids('p', 3, 6));
+  const crashed = await crashImage(t, b);
+  const logged = (await readFile(join(crashed.dataDir, COMMIT_LOG_FILE), 'utf8')).split('\n').filter(Boolean);
+  t.same(
+    logged.map((l) => /^p \{"seq":(\d+),/.exec(l)?.[1]),
+    ['3', '4', '5'],
+    'the log holds exactly the records since the clean close',
+  );
+  const journal = runPaths(crashed.dataDir, 'p').journal;
+  return { crashed, journal, whole: await readFile(journal) };
+}
+
+/** Byte range of journal record `seq`, its newline included. */
+function recordRange(journal: Buffer, seq: number): [number, number] {
+  let start = 0;
+  for (let i = 0; i < seq; i++) start = journal.indexOf(0x0a, start) + 1;
+  return [start, journal.indexOf(0x0a, start) + 1];
+}
+
+/** The journal with record `seq` (newline included) zeroed, as out-of-order writeback leaves it. */
+function zeroed(journal: Buffer, seq: number): Buffer {
+  const copy = Buffer.from(journal);
+  const [start, end] = recordRange(journal, seq);
+  copy.fill(0, start, end);
+  return copy;
+}
+
+async function verify(env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string }> {
+  return run(process.execPath, [cli, 'verify'], { env }).then(
+    (r) => ({ code: 0, stdout: r.stdout }),
+    (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
+  );
+}
+
+t.test('a zeroed record in the unsynced tail is rewritten from commit.log at startup', async (t) => {
+  const { crashed, journal, whole } = await imageWithLoggedTail(t);
+  const damaged = zeroed(whole, 3);
+  await writeFile(journal, damaged);
+
+  const before = await verify(crashed.env);
+  t.equal(before.code, 2, 'verify cannot vouch for the run before the log is replayed');
+  t.match(
+    before.stdout,
+    /UNVERIFIABLE p: events\.jsonl: journal record 3 is not JSON, past the records synced before commit\.log began; the log holds every record from there: start the bridge once/,
+  );
+  t.notMatch(before.stdout, /TAMPERED/);
+  t.match(before.stdout, /^ok q /m);
+  t.same(await readFile(journal), damaged, 'verify wrote nothing');
+
+  const seen = await recordHandleSyncs(t);
+  const r = await startTestBridge(crashed);
+  t.teardown(() => r.close());
+  const emptied = seen.indexOf(`truncate ${join(crashed.dataDir, COMMIT_LOG_FILE)}`);
+  const synced = seen.indexOf(`datasync ${journal}`);
+  t.ok(synced >= 0 && synced < emptied, 'the rewritten journal is synced before the log is emptied');
+  const p = (await r.req('GET', '/runs/p')).body.run;
+  t.equal(p.status, 'running', 'not quarantined');
+  t.same(
+    (await allEvents(r, 'p')).map((e) => e.id),
+    ids('p', 0, 6),
+  );
+  t.same(await readFile(journal), whole, 'the journal is byte for byte what was acknowledged');
+  await post(t, r, 'p', ['p6']);
+  t.same(
+    records(await r.journal('p')).map((x) => x.event.id),
+    ids('p', 0, 7),
+    'appends continue the chain',
+  );
+  await r.close();
+  const after = await verify(crashed.env);
+  t.equal(after.code, 0, after.stdout);
+  t.match(after.stdout, /^ok p \(7 events/m);
+});
+
+t.test('a tail cut and followed by a later record is rewritten too', async (t) => {
+  const { crashed, journal, whole } = await imageWithLoggedTail(t);
+  // Record 4's page never reached the disk and the file was extended past it: 3, then 5.
+  const [start4, end4] = recordRange(whole, 4);
+  await writeFile(journal, Buffer.concat([whole.subarray(0, start4 + 20), whole.subarray(end4)]));
+  const r = await startTestBridge(crashed);
+  t.teardown(() => r.close());
+  t.equal((await r.req('GET', '/runs/p')).body.run.status, 'running');
+  t.same(await readFile(journal), whole);
+});
+
+t.test('damage to a record synced before the log began still quarantines the run', async (t) => {
+  const { crashed, journal, whole } = await imageWithLoggedTail(t);
+  const damaged = zeroed(whole, 1);
+  await writeFile(journal, damaged);
+
+  const before = await verify(crashed.env);
+  t.equal(before.code, 1);
+  t.match(before.stdout, /TAMPERED p: events\.jsonl: journal record 1 is not JSON/);
+
+  const r = await startTestBridge(crashed);
+  t.teardown(() => r.close());
+  const p = (await r.req('GET', '/runs/p')).body.run;
+  t.equal(p.status, 'quarantined');
+  t.match(p.quarantine.reasons, [/^commit\.log cannot be replayed: journal record 1 is not JSON/]);
+  t.equal((await r.req('POST', '/runs/p/events', ev({ id: 'p9' }))).status, 409, 'no writes');
+  t.same(await readFile(journal), damaged, 'the journal is left as found');
+  t.equal((await r.req('GET', '/runs/q')).body.run.status, 'running', 'the other run is served');
+});
+
+t.test('a log that does not reach back to the damage does not mend it', async (t) => {
+  const { crashed, journal, whole } = await imageWithLoggedTail(t);
+  const damaged = zeroed(whole, 3);
+  await writeFile(journal, damaged);
+  // Without its record 3 the log claims records 0-3 were synced: record 3 is then damage to them.
+  const logPath = join(crashed.dataDir, COMMIT_LOG_FILE);
+  const lines = (await readFile(logPath, 'utf8')).split('\n').filter(Boolean);
+  await writeFile(logPath, `${lines.filter((l) => !l.startsWith('p {"seq":3,')).join('\n')}\n`);
+
+  const before = await verify(crashed.env);
+  t.equal(before.code, 1);
+  t.match(before.stdout, /TAMPERED p: events\.jsonl: journal record 3 is not JSON/);
+  const r = await startTestBridge(crashed);
+  t.teardown(() => r.close());
+  t.equal((await r.req('GET', '/runs/p')).body.run.status, 'quarantined');
+  t.same(await readFile(journal), damaged, 'the journal is left as found');
+});
