@@ -233,15 +233,24 @@ export class RunStore implements RunStorage {
     await this.index.create({ runId: config.runId, createdAt: config.createdAt }, () =>
       createRunFiles(this.opts.dataDir, paths, this.opts.integrityKey, config),
     );
-    const journal = await JournalWriter.open(
-      this.opts.integrityKey,
-      config.runId,
-      paths.journal,
-      emptyScan(),
-      this.commitLog,
-      configMac(this.opts.integrityKey, config),
-      this.opts.journalMaxBytes,
-    );
+    let journal: JournalWriter;
+    try {
+      journal = await JournalWriter.open(
+        this.opts.integrityKey,
+        config.runId,
+        paths.journal,
+        emptyScan(),
+        this.commitLog,
+        configMac(this.opts.integrityKey, config),
+        this.opts.journalMaxBytes,
+      );
+    } catch (err) {
+      // Out of descriptors, say: the request fails, and the run it would have created is not left
+      // behind (an empty run a retry would find already existing).
+      this.index.remove(config.runId);
+      await removeRunDirectory(this.opts.dataDir, paths.dir, config.runId);
+      throw err;
+    }
     const run: OpenRun = {
       runId: config.runId,
       paths,
