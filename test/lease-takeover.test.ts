@@ -1,12 +1,14 @@
 import { spawn } from 'node:child_process';
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout } from 'node:timers/promises';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { atomicWrite } from '../src/storage/atomic.js';
-import { acquireLease } from '../src/storage/lease.js';
-import { cleanup, ev, makeTestEnv, startTestBridge } from './helpers/bridge.js';
+import { COMMIT_LOG_FILE } from '../src/storage/commit-log-replay.js';
+import { acquireLease, LeaseLostError } from '../src/storage/lease.js';
+import { runPaths } from '../src/storage/paths.js';
+import { cleanup, ev, makeTestEnv, startTestBridge, type TestBridge } from './helpers/bridge.js';
 import { exitOf } from './helpers/cli.js';
 import { CLI } from './helpers/paths.js';
 
@@ -31,27 +33,27 @@ t.test('the lease tells its holder once when it is taken over, never after relea
   const dir = join(te.dir, 'unit');
   await mkdir(dir);
   const lost: string[] = [];
-  const release = await acquireLease(dir, { renewMs: 20, onLost: (h) => lost.push(h) });
+  const lease = await acquireLease(dir, { renewMs: 20, onLost: (h) => lost.push(h) });
   await setTimeout(100);
   t.same(lost, [], 'a lease still ours is not lost');
   const taken = await takeOver(dir);
   await setTimeout(200);
   t.same(lost, ['pid 1 on host "container-b"'], 'told once, naming the new holder');
-  await release();
+  await lease.release();
   t.equal(await readFile(join(dir, 'bridge.lease'), 'utf8'), taken, 'the new holder’s lease is left');
 
   const dir2 = join(te.dir, 'unit2');
   await mkdir(dir2);
   const gone: string[] = [];
-  const release2 = await acquireLease(dir2, { renewMs: 20, onLost: (h) => gone.push(h) });
+  const lease2 = await acquireLease(dir2, { renewMs: 20, onLost: (h) => gone.push(h) });
   await rm(join(dir2, 'bridge.lease'));
   await setTimeout(200);
   t.match(gone, [/^nobody/], 'a removed lease file is lost too');
-  await release2();
+  await lease2.release();
 
   const quiet: string[] = [];
-  const release3 = await acquireLease(dir2, { renewMs: 5, onLost: (h) => quiet.push(h) });
-  await release3();
+  const lease3 = await acquireLease(dir2, { renewMs: 5, onLost: (h) => quiet.push(h) });
+  await lease3.release();
   await setTimeout(100);
   t.same(quiet, [], 'a released lease (its file removed by the release) is never reported lost');
 });
@@ -75,6 +77,114 @@ t.test('a bridge whose lease is taken over stops serving and writes nothing more
     'the lease stays the new holder’s',
   );
 });
+
+t.test(
+  'the fence throws once the lease file is replaced or removed, and reports the loss at once',
+  async (t) => {
+    const te = await makeTestEnv();
+    t.teardown(() => rm(te.dir, { recursive: true, force: true }));
+    for (const [name, lose, holder] of [
+      ['taken', (dir: string) => takeOver(dir), /^pid 1 on host "container-b"$/],
+      ['removed', (dir: string) => rm(join(dir, 'bridge.lease')), /^nobody/],
+    ] as const) {
+      const dir = join(te.dir, name);
+      await mkdir(dir);
+      const lost: string[] = [];
+      // Renewal is an hour away: only the fence can notice.
+      const lease = await acquireLease(dir, { renewMs: 3_600_000, onLost: (h) => lost.push(h) });
+      t.doesNotThrow(() => lease.fence(), `${name}: a lease still ours passes`);
+      await lose(dir);
+      t.throws(() => lease.fence(), LeaseLostError, `${name}: the fence throws`);
+      t.throws(() => lease.fence(), LeaseLostError, `${name}: and keeps throwing`);
+      await setTimeout(200);
+      t.equal(lost.length, 1, `${name}: the loss is reported once, without waiting for a renewal`);
+      t.match(lost[0], holder);
+      await lease.release();
+    }
+  },
+);
+
+t.test('a loss a renewal finds closes the fence too', async (t) => {
+  const te = await makeTestEnv();
+  t.teardown(() => rm(te.dir, { recursive: true, force: true }));
+  const lost: string[] = [];
+  const lease = await acquireLease(te.dir, { renewMs: 20, onLost: (h) => lost.push(h) });
+  // Rewritten in place rather than replaced: the file this bridge holds open still has its link.
+  await writeFile(join(te.dir, 'bridge.lease'), other());
+  await setTimeout(200);
+  t.equal(lost.length, 1, 'the renewal reports the loss');
+  t.throws(() => lease.fence(), LeaseLostError, 'and the fence no longer passes');
+  await lease.release();
+});
+
+/**
+ * A bridge (renewal an hour away, so only the fence can notice) with run r1's first event and run
+ * r3 created, then taken over; the new holder has since made a record durable in the shared
+ * commit.log, where it stays until its own checkpoint. `log` is the log's bytes at that point.
+ */
+async function takenOver(t: Test): Promise<{ b: TestBridge; logPath: string; log: Buffer; journal: Buffer }> {
+  const b = await startTestBridge(undefined, { leaseRenewMs: 3_600_000 });
+  t.teardown(() => cleanup(b));
+  t.equal((await b.req('POST', '/runs/r1/events', ev())).status, 201);
+  t.equal((await b.req('POST', '/runs', { id: 'r3', title: 'T' })).status, 201);
+  const journal = await b.journal('r1');
+  await takeOver(b.t.dataDir);
+  const logPath = join(b.t.dataDir, COMMIT_LOG_FILE);
+  await appendFile(logPath, 'r1 {"the new holder\'s record":true}\n');
+  return { b, logPath, log: await readFile(logPath), journal };
+}
+
+t.test('a bridge taken over writes nothing more from its next write on, long before a renewal', async (t) => {
+  const { b, logPath, log, journal } = await takenOver(t);
+  const refused = await b.req('POST', '/runs/r1/events', ev());
+  t.equal(refused.status, 500, 'the event is not acknowledged');
+  t.equal(refused.body.error, 'internal_error');
+  const message = await within(5000, b.leaseLost);
+  t.match(message, /is now held by pid 1 on host "container-b"/);
+  t.ok(journal.equals(await b.journal('r1')), 'journal unchanged');
+  t.ok(log.equals(await readFile(logPath)), 'the log is left as the new holder has it, not emptied');
+});
+
+for (const [what, refused] of [
+  [
+    'a run',
+    async (t: Test, b: TestBridge) => {
+      const entries = await readdir(b.t.dataDir);
+      t.equal((await b.req('POST', '/runs', { id: 'r2', title: 'T' })).status, 500, 'no run is created');
+      t.same(await readdir(b.t.dataDir), entries, 'nor any run directory');
+    },
+  ],
+  [
+    'a config',
+    async (t: Test, b: TestBridge) => {
+      const config = await readFile(runPaths(b.t.dataDir, 'r3').config);
+      const first = ev({ artifactRoot: b.t.artifactRoot });
+      t.equal((await b.req('POST', '/runs/r3/events', first)).status, 500, 'the root is not sealed');
+      t.ok(config.equals(await readFile(runPaths(b.t.dataDir, 'r3').config)), 'run-config.json unchanged');
+    },
+  ],
+] as const) {
+  t.test(`a bridge taken over writes no ${what.slice(2)}, snapshot or checkpoint`, async (t) => {
+    const { b, logPath, log } = await takenOver(t);
+    await refused(t, b);
+    await within(5000, b.leaseLost);
+    await b.close();
+    t.ok(log.equals(await readFile(logPath)), 'the log is not emptied by a checkpoint');
+    await t.rejects(stat(runPaths(b.t.dataDir, 'r1').snapshot), { code: 'ENOENT' }, 'no run.json is written');
+  });
+}
+
+t.test(
+  'a bridge taken over and closed before it writes again leaves no snapshot or checkpoint',
+  async (t) => {
+    const { b, logPath, log, journal } = await takenOver(t);
+    // Closing would snapshot the run (it has an event since its last snapshot) and empty the log.
+    await b.close();
+    await t.rejects(stat(runPaths(b.t.dataDir, 'r1').snapshot), { code: 'ENOENT' }, 'no run.json is written');
+    t.ok(log.equals(await readFile(logPath)), 'the log is not emptied');
+    t.ok(journal.equals(await b.journal('r1')), 'journal unchanged');
+  },
+);
 
 t.test('through the CLI: exit code 1 and one line when the lease is taken over', async (t) => {
   const te = await makeTestEnv();

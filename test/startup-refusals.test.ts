@@ -305,7 +305,7 @@ t.test('data directory refusals', async (t) => {
   t.test('a held lease is renewed, and only while it is still this bridge’s', async (t) => {
     const dir = await fresh('renewed');
     const path = join(dir, 'bridge.lease');
-    const release = await acquireLease(dir, { renewMs: 20 });
+    const lease = await acquireLease(dir, { renewMs: 20 });
     const old = new Date(Date.now() - 3_600_000);
     await utimes(path, old, old);
     await setTimeout(300);
@@ -316,7 +316,7 @@ t.test('data directory refusals', async (t) => {
     await utimes(path, old, old);
     await setTimeout(300);
     t.ok(Date.now() - (await stat(path)).mtimeMs > 3_000_000, 'a lease no longer ours is not renewed');
-    await release();
+    await lease.release();
     t.equal(await readFile(path, 'utf8'), other, 'nor removed on release');
   });
 

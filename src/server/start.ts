@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import { checkLayout } from '../storage/layout.js';
-import { acquireLease, acquireMutex, StartupError } from '../storage/lease.js';
+import { acquireLease, acquireMutex, type Lease, StartupError } from '../storage/lease.js';
 import { RunStore, type StoreOptions } from '../storage/store.js';
 import { HashPool } from '../workers/pool.js';
 import { buildApp } from './app.js';
@@ -58,14 +58,14 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
     );
   });
   const releaseMutex = await acquireMutex(env.dataDir);
-  let releaseLease: (() => Promise<void>) | null = null;
+  let lease: Lease | null = null;
   let store: RunStore;
   let lostTo: (holder: string) => void = () => {};
   const lost = new Promise<string>((resolve) => {
     lostTo = resolve;
   });
   try {
-    releaseLease = await acquireLease(env.dataDir, {
+    lease = await acquireLease(env.dataDir, {
       onLost: (holder) => lostTo(holder),
       ...(opts.leaseRenewMs === undefined ? {} : { renewMs: opts.leaseRenewMs }),
     });
@@ -77,10 +77,11 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
       integrityKey: env.integrityKey,
       trustPin: env.trustPin,
       configs,
+      fence: lease.fence,
       ...opts.storage,
     });
   } catch (err) {
-    await releaseLease?.();
+    await lease?.release();
     throw err;
   } finally {
     await releaseMutex();
@@ -104,7 +105,7 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
   } catch (err) {
     await pool.close();
     await store.close();
-    await releaseLease();
+    await lease.release();
     throw new StartupError(
       `HARNESS_BRIDGE_PORT ${env.port} cannot be bound on ${env.host}: ${(err as Error).message}`,
     );
@@ -119,12 +120,13 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
       await app.close();
       await store.close();
       await pool.close();
-      await releaseLease?.();
+      await lease.release();
     })();
     return closed;
   };
   // Two bridges appending to one run would fork its journal: a bridge whose lease was taken over
-  // stops serving at the next renewal rather than go on writing beside the new holder.
+  // writes nothing more from its next commit-log write on (the store's fence) and stops serving
+  // once the loss is reported, rather than go on writing beside the new holder.
   const leaseLost = lost.then(async (holder) => {
     await close();
     return `the lease on HARNESS_DATA_DIR ${env.dataDir} is now held by ${holder}, so this bridge stopped serving`;

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { COMMIT_LOG_CHECKPOINT_BYTES } from '../contract/index.js';
 import { COMMIT_LOG_FILE, type Disputed, replayLog } from './commit-log-replay.js';
 import { datasync, truncateToEmpty, writeAll } from './fd-io.js';
+import { LeaseLostError } from './lease.js';
 
 const { O_APPEND, O_CREAT, O_DSYNC, O_RDWR } = constants;
 
@@ -64,13 +65,14 @@ export class CommitLog {
   private constructor(
     private readonly handle: FileHandle,
     private readonly checkpointBytes: number,
+    private readonly fence: () => void,
   ) {}
 
   /** Replays the log into the journals, empties it, and opens it for appending. */
   static async open(
     dataDir: string,
     key: Buffer,
-    opts: { checkpointBytes?: number; log?: (msg: string) => void } = {},
+    opts: { checkpointBytes?: number; log?: (msg: string) => void; fence?: () => void } = {},
   ): Promise<{ commitLog: CommitLog; disputed: Disputed[] }> {
     const path = join(dataDir, COMMIT_LOG_FILE);
     // O_DSYNC: every write is durable when it returns, as if followed by fdatasync.
@@ -80,7 +82,11 @@ export class CommitLog {
       await handle.truncate(0);
       await handle.datasync();
       return {
-        commitLog: new CommitLog(handle, opts.checkpointBytes ?? COMMIT_LOG_CHECKPOINT_BYTES),
+        commitLog: new CommitLog(
+          handle,
+          opts.checkpointBytes ?? COMMIT_LOG_CHECKPOINT_BYTES,
+          opts.fence ?? (() => {}),
+        ),
         disputed,
       };
     } catch (err) {
@@ -120,6 +126,7 @@ export class CommitLog {
         // trip for the whole batch, whose records are then acknowledged. Their journal lines are
         // held, and written here only for a journal past JOURNAL_WRITE_BEHIND_BYTES; a failed
         // write fails the log (below), not this batch, which is already durable.
+        this.fenced();
         await writeAll(this.handle.fd, data);
         this.size += data.length;
         batch.resolve();
@@ -147,6 +154,7 @@ export class CommitLog {
 
   /** Writes to their files the lines every journal holds back. */
   private writeAllHeld(): void {
+    if (this.holding.size > 0) this.fenced();
     for (const journal of this.holding) {
       this.holding.delete(journal);
       journal.writeHeldLines();
@@ -159,12 +167,40 @@ export class CommitLog {
    * restart replays the log into the journal.
    */
   writeHeld(journal: LoggedJournal): void {
-    if (!this.holding.delete(journal)) return;
+    if (!this.holding.has(journal)) return;
+    this.fenced();
+    this.holding.delete(journal);
     try {
       journal.writeHeldLines();
     } catch (err) {
       this.fail(err);
       throw this.failure;
+    }
+  }
+
+  /**
+   * The data directory is still this bridge's (its lease, lease.ts): checked before every write of
+   * the log or a journal and before the log is emptied. Once another bridge holds it (the fence
+   * then throws for good), this one writes nothing more: the log fails, and the lines journals
+   * hold back are never written, since the new holder has replayed them from the log and writing
+   * them again would fork the journals.
+   */
+  private fenced(): void {
+    try {
+      this.fence();
+    } catch (err) {
+      this.fail(err);
+      throw this.failure;
+    }
+  }
+
+  /** False, with the log failed as `fenced` fails it, once the lease is no longer this bridge's. */
+  holdsLease(): boolean {
+    try {
+      this.fenced();
+      return true;
+    } catch {
+      return false;
     }
   }
 
@@ -190,6 +226,7 @@ export class CommitLog {
     const journals = [...this.dirty];
     this.dirty.clear();
     await Promise.all(journals.map((j) => j.syncFile()));
+    this.fenced();
     await truncateToEmpty(this.handle.fd);
     await datasync(this.handle.fd);
     this.size = 0;
@@ -208,7 +245,13 @@ export class CommitLog {
 
   async close(): Promise<void> {
     await this.idle();
-    if (!this.failure) await this.checkpoint();
-    await this.handle.close();
+    try {
+      if (!this.failure) await this.checkpoint();
+    } catch (err) {
+      // A lease lost meanwhile has failed the log; the bridge is closing because of it.
+      if (!(err instanceof LeaseLostError)) throw err;
+    } finally {
+      await this.handle.close();
+    }
   }
 }

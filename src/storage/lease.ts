@@ -1,8 +1,9 @@
-import { open, readFile, realpath, stat, unlink, utimes } from 'node:fs/promises';
+import { fstatSync } from 'node:fs';
+import { type FileHandle, open, readFile, realpath, stat, unlink, utimes } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { atomicWrite } from './atomic.js';
-import { readTextNoFollow } from './no-follow.js';
+import { openNoFollow, READ, readTextNoFollow } from './no-follow.js';
 import { LEASE_FILE, MUTEX_FILE } from './paths.js';
 
 /** A startup refusal: printed as one line, exit code 2. */
@@ -100,6 +101,25 @@ export async function leaseHolderNow(dataDir: string): Promise<string | null> {
   return live === null ? null : describe(live.holder);
 }
 
+/** This bridge's lease file is no longer the data directory's: it was replaced or removed. */
+export class LeaseLostError extends Error {
+  override readonly name = 'LeaseLostError';
+}
+
+/** A lease this bridge holds. */
+export interface Lease {
+  /** Gives the lease up; its file is removed if it still names this bridge. */
+  release(): Promise<void>;
+  /**
+   * Throws LeaseLostError once the file this bridge wrote is no longer the lease: another bridge
+   * replaced it (a takeover is an atomic replace) or it was removed. One fstat of the file kept
+   * open since it was written, cheap enough to run before every commit-log write, so a bridge that
+   * was taken over stops writing at once, not at its next renewal; the loss is then reported
+   * through `onLost` as a renewal would report it.
+   */
+  fence(): void;
+}
+
 /** Data directories (real paths) whose lease a bridge in this process holds. */
 const heldHere = new Set<string>();
 
@@ -113,7 +133,7 @@ const heldHere = new Set<string>();
 export async function acquireLease(
   dataDir: string,
   opts: { renewMs?: number; onLost?: (holder: string) => void } = {},
-): Promise<() => Promise<void>> {
+): Promise<Lease> {
   const path = join(dataDir, LEASE_FILE);
   const held = await realpath(dataDir);
   if (heldHere.has(held)) {
@@ -134,9 +154,16 @@ export async function acquireLease(
   }
   const mine = me();
   await atomicWrite(path, JSON.stringify(mine));
-  heldHere.add(held);
   const isMine = (h: Holder | null | undefined) =>
     h?.pid === mine.pid && h.host === mine.host && h.startedAt === mine.startedAt;
+  const own: FileHandle = await openNoFollow(path, READ);
+  if (!isMine(parseHolder(await own.readFile('utf8')))) {
+    await own.close();
+    throw new StartupError(
+      `HARNESS_DATA_DIR ${dataDir}: another bridge took the lease over while it was taken`,
+    );
+  }
+  heldHere.add(held);
   /** The holder the file names; null when it is gone or names none; undefined when unreadable now. */
   const holderNow = async (): Promise<Holder | null | undefined> => {
     try {
@@ -149,24 +176,40 @@ export async function acquireLease(
   // host, as after a suspended VM) or removed is left alone: renewal stops and `onLost` is told
   // once, naming the new holder. A read that fails for another reason waits for the next tick.
   let released = false;
-  const renew = setInterval(() => {
+  let lost = false;
+  let fenceClosed = false;
+  /** `replaced`: the fence found the file this bridge wrote gone, whatever the path holds now. */
+  const check = (replaced = false) =>
     void holderNow()
       .then(async (h) => {
-        if (h === undefined || released) return;
-        if (isMine(h)) {
+        if ((h === undefined && !replaced) || released || lost) return;
+        if (isMine(h) && !replaced) {
           await utimes(path, new Date(), new Date());
           return;
         }
+        lost = true;
+        fenceClosed = true;
         clearInterval(renew);
-        opts.onLost?.(h === null ? 'nobody (the lease file is gone or malformed)' : describe(h));
+        opts.onLost?.(h && !isMine(h) ? describe(h) : 'nobody (the lease file is gone or malformed)');
       })
       .catch(() => {});
-  }, opts.renewMs ?? LEASE_RENEW_MS);
+  const renew = setInterval(check, opts.renewMs ?? LEASE_RENEW_MS);
   renew.unref();
-  return async () => {
-    released = true;
-    clearInterval(renew);
-    heldHere.delete(held);
-    if (isMine(await holderNow())) await unlink(path).catch(() => {});
+  return {
+    fence() {
+      if (!released && !fenceClosed && fstatSync(own.fd).nlink > 0) return;
+      if (!fenceClosed) {
+        fenceClosed = true;
+        check(true);
+      }
+      throw new LeaseLostError('the bridge lease was taken over or removed: this bridge writes nothing more');
+    },
+    async release() {
+      released = true;
+      clearInterval(renew);
+      heldHere.delete(held);
+      await own.close();
+      if (isMine(await holderNow())) await unlink(path).catch(() => {});
+    },
   };
 }

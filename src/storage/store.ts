@@ -63,6 +63,8 @@ export interface StoreOptions {
   /** Commit-log size that triggers a checkpoint (tests make it small). */
   checkpointBytes?: number;
   log?: (msg: string) => void;
+  /** Throws once the data directory's lease is no longer this bridge's (`Lease.fence`). */
+  fence?: () => void;
 }
 
 /**
@@ -104,6 +106,7 @@ export class RunStore implements RunStorage {
     const { commitLog, disputed } = await CommitLog.open(opts.dataDir, opts.integrityKey, {
       ...(opts.checkpointBytes === undefined ? {} : { checkpointBytes: opts.checkpointBytes }),
       ...(opts.log ? { log: opts.log } : {}),
+      ...(opts.fence ? { fence: opts.fence } : {}),
     });
     const store = new RunStore(opts, commitLog);
     try {
@@ -229,6 +232,7 @@ export class RunStore implements RunStorage {
 
   /** Creates a run, within the run ceiling (run-index.ts): past it nothing is written. */
   async create(config: RunConfig): Promise<OpenRun> {
+    this.requireLease();
     const paths = runPaths(this.opts.dataDir, config.runId);
     await this.index.create({ runId: config.runId, createdAt: config.createdAt }, () =>
       createRunFiles(this.opts.dataDir, paths, this.opts.integrityKey, config),
@@ -266,6 +270,11 @@ export class RunStore implements RunStorage {
     return run;
   }
 
+  /** Run files are written only while the data directory's lease is this bridge's. */
+  private requireLease(): void {
+    if (!this.commitLog.holdsLease()) throw this.commitLog.broken;
+  }
+
   /**
    * Removes a run that was created for a request and then refused before its first append, so a
    * refused first event stores nothing (removeRunDirectory: crash-safe).
@@ -281,6 +290,7 @@ export class RunStore implements RunStorage {
   /** Rewrites the sealed config; allowed only before the first journal append (write-once fields). */
   async sealConfig(run: OpenRun, config: RunConfig): Promise<void> {
     if (run.journal.count > 0) throw new Error('run-config.json is immutable after the first append');
+    this.requireLease();
     await writeConfig(run.paths.config, this.opts.integrityKey, config);
     run.config = config;
     run.journal.rebase(configMac(this.opts.integrityKey, config));
@@ -331,6 +341,7 @@ export class RunStore implements RunStorage {
         if (run.journal.broken) return;
         // Never ahead of the journal file on disk, whatever the commit log holds.
         await run.journal.syncFile();
+        if (!this.commitLog.holdsLease()) return;
         const key = this.opts.integrityKey;
         if (!(await writeSnapshot(run.paths.snapshot, key, snap, this.opts.snapshotMaxBytes))) {
           this.log(

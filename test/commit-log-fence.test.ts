@@ -1,0 +1,96 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { CommitLog, type LoggedJournal } from '../src/storage/commit-log.js';
+import { COMMIT_LOG_FILE } from '../src/storage/commit-log-replay.js';
+import { LeaseLostError } from '../src/storage/lease.js';
+
+/**
+ * The commit log's fence (the bridge passes `Lease.fence`): once the data directory's lease is
+ * another bridge's, this log writes nothing more, neither a batch, nor a journal's held lines,
+ * nor the emptying of the log at a checkpoint, however far each has got.
+ */
+
+/** A fence that passes `passes` times, then throws for good, as a lost lease does. */
+function fenceAfter(passes: number): { fence: () => void; calls: () => number } {
+  let calls = 0;
+  return {
+    fence: () => {
+      if (calls++ >= passes) throw new LeaseLostError('lost');
+    },
+    calls: () => calls,
+  };
+}
+
+/** A journal that records the lines written to its file; `holdUpTo` lines are held back. */
+function journal(holdUpTo: number): LoggedJournal & { written: Buffer[] } {
+  let held: Buffer[] = [];
+  return {
+    logPrefix: Buffer.from('r '),
+    written: [],
+    holdLines(lines) {
+      held.push(...lines);
+      return held.length > holdUpTo;
+    },
+    writeHeldLines() {
+      this.written.push(...held);
+      held = [];
+    },
+    syncFile: async () => {},
+  };
+}
+
+async function open(t: Test, fence: () => void) {
+  const dir = await mkdtemp(join(tmpdir(), 'harness-fence-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const { commitLog } = await CommitLog.open(dir, randomBytes(32), { fence });
+  return { commitLog, log: () => readFile(join(dir, COMMIT_LOG_FILE)) };
+}
+
+t.test('a batch is not written once the fence throws', async (t) => {
+  const f = fenceAfter(0);
+  const { commitLog, log } = await open(t, f.fence);
+  const j = journal(0);
+  await t.rejects(commitLog.append(j, Buffer.from('{"seq":0}\n')), LeaseLostError);
+  t.equal((await log()).length, 0, 'nothing reached the log');
+  t.same(j.written, [], 'nor the journal');
+  t.throws(() => commitLog.append(j, Buffer.from('{"seq":1}\n')), LeaseLostError, 'later appends refused');
+  await commitLog.close();
+});
+
+t.test('lines held back when the fence closes are never written', async (t) => {
+  for (const [how, holdUpTo] of [
+    ['after the last batch', 10],
+    ['past the write-behind size', 0],
+  ] as const) {
+    // The batch's write passes the fence; the journal write behind it does not.
+    const f = fenceAfter(1);
+    const { commitLog, log } = await open(t, f.fence);
+    const j = journal(holdUpTo);
+    await commitLog.append(j, Buffer.from('{"seq":0}\n'));
+    await commitLog.idle();
+    t.equal((await log()).toString(), 'r {"seq":0}\n', `${how}: the batch is durable`);
+    t.same(j.written, [], `${how}: its line is not written to the journal`);
+    t.ok(f.calls() >= 2, `${how}: the journal write asked the fence`);
+    t.type(commitLog.broken, LeaseLostError, `${how}: the log has failed`);
+    t.throws(() => commitLog.writeHeld(j), LeaseLostError, `${how}: a later write of the journal is refused`);
+    t.same(j.written, [], `${how}: and writes nothing`);
+    await commitLog.close();
+  }
+});
+
+t.test('a checkpoint does not empty the log once the fence throws', async (t) => {
+  const f = fenceAfter(2);
+  const { commitLog, log } = await open(t, f.fence);
+  const j = journal(10);
+  await commitLog.append(j, Buffer.from('{"seq":0}\n'));
+  await commitLog.idle();
+  t.same(j.written.map(String), ['{"seq":0}\n'], 'written behind the log while the lease held');
+  const before = await log();
+  t.ok(before.length > 0);
+  // The lease is lost now; closing checkpoints the log, whose emptying must ask the fence first.
+  await commitLog.close();
+  t.same(await log(), before, 'the log is left as it is');
+});
