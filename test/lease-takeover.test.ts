@@ -10,6 +10,7 @@ import { acquireLease, LeaseLostError } from '../src/storage/lease.js';
 import { runPaths } from '../src/storage/paths.js';
 import { cleanup, ev, makeTestEnv, startTestBridge, type TestBridge } from './helpers/bridge.js';
 import { exitOf } from './helpers/cli.js';
+import { patchFs, pathOfFd } from './helpers/patch-fs.js';
 import { CLI } from './helpers/paths.js';
 
 /**
@@ -103,6 +104,28 @@ t.test(
     }
   },
 );
+
+t.test('a lease file that can no longer be examined counts as lost', async (t) => {
+  const te = await makeTestEnv();
+  t.teardown(() => rm(te.dir, { recursive: true, force: true }));
+  const lost: string[] = [];
+  const lease = await acquireLease(te.dir, { renewMs: 3_600_000, onLost: (h) => lost.push(h) });
+  t.doesNotThrow(() => lease.fence());
+  // As on a network file system whose file another host replaced: the descriptor is stale.
+  patchFs(t, {
+    fstatSync:
+      (original) =>
+      (fd: unknown, ...rest: unknown[]) => {
+        if (pathOfFd(fd as number).endsWith('bridge.lease'))
+          throw Object.assign(new Error('ESTALE: stale file handle'), { code: 'ESTALE' });
+        return original(fd, ...rest);
+      },
+  });
+  t.throws(() => lease.fence(), LeaseLostError);
+  await setTimeout(200);
+  t.equal(lost.length, 1, 'the loss is reported');
+  await lease.release();
+});
 
 t.test('a loss a renewal finds closes the fence too', async (t) => {
   const te = await makeTestEnv();

@@ -195,9 +195,18 @@ export async function acquireLease(
       .catch(() => {});
   const renew = setInterval(check, opts.renewMs ?? LEASE_RENEW_MS);
   renew.unref();
+  // A failed fstat counts as lost too: on a network file system, a file another host replaced
+  // leaves this host's descriptor stale (ESTALE).
+  const linked = () => {
+    try {
+      return fstatSync(own.fd).nlink > 0;
+    } catch {
+      return false;
+    }
+  };
   return {
     fence() {
-      if (!released && !fenceClosed && fstatSync(own.fd).nlink > 0) return;
+      if (!released && !fenceClosed && linked()) return;
       if (!fenceClosed) {
         fenceClosed = true;
         check(true);
