@@ -164,10 +164,10 @@ async function replayRun(
     // to mend: opening the journal quarantines the run with that reason.
     const tail = await judgeDamagedTail(key, runId, path, lines);
     if (tail === null) return { reason: `commit.log cannot be replayed: ${err.message}` };
-    const h = await openNoFollow(path, O_WRONLY);
+    const h = await openNoFollow(path, O_WRONLY | O_APPEND);
     try {
       await h.truncate(tail.size);
-      await h.write(joinLines(tail.missing), 0, undefined, tail.size);
+      await h.appendFile(joinLines(tail.missing));
       await h.datasync();
     } finally {
       await h.close();
