@@ -99,3 +99,28 @@ t.test(`${under} missing named paths after completion: bounded reasons and answe
   await rm(join(b.t.artifactRoot, 'run/packet.json'));
   t.equal((await b.req('GET', '/runs/drift')).body.run.status, 'quarantined');
 });
+
+t.test(
+  'reads at once of a run that drifted re-verify it one at a time: every reason counted once',
+  async (t) => {
+    const b = await startTestBridge();
+    t.teardown(() => cleanup(b));
+    await driveToReady(b, 'busy');
+    t.equal((await complete(b, 'busy')).status, 201);
+    await writeArtifact(b.t.artifactRoot, 'run/packet.json', namingMissing(under));
+    const reads = await Promise.all([
+      b.req('GET', '/runs/busy'),
+      b.req('GET', '/runs/busy'),
+      b.req('GET', '/runs'),
+      b.req('GET', '/runs/busy'),
+    ]);
+    for (const r of reads) t.equal(r.status, 200);
+    const reasons: string[] = (await b.req('GET', '/runs/busy')).body.run.quarantine.reasons;
+    t.equal(reasons.length, QUARANTINE_REASONS_MAX + 1);
+    t.equal(
+      reasons.at(-1),
+      `${under - QUARANTINE_REASONS_MAX} more reasons not kept`,
+      'no reason counted twice',
+    );
+  },
+);
