@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
 import { COMMIT_LOG_FILE } from '../src/storage/commit-log-replay.js';
-import { runPaths } from '../src/storage/paths.js';
+import { LEASE_FILE, runPaths } from '../src/storage/paths.js';
 import {
   cleanup,
   ev,
@@ -166,4 +167,17 @@ t.test('a log that does not reach back to the damage does not mend it', async (t
   t.teardown(() => r.close());
   t.equal((await r.req('GET', '/runs/p')).body.run.status, 'quarantined');
   t.same(await readFile(journal), damaged, 'the journal is left as found');
+});
+
+t.test('while a bridge holds the directory, verify calls a damaged journal tampering', async (t) => {
+  const { crashed, journal, whole } = await imageWithLoggedTail(t);
+  await writeFile(journal, zeroed(whole, 3));
+  // A live bridge on this host (this test process's) holds the lease: it has written the
+  // journal behind the log, so damage there is not what a power loss leaves, and no start of
+  // that bridge is about to rewrite it.
+  const lease = JSON.stringify({ pid: process.pid, host: hostname(), startedAt: new Date().toISOString() });
+  await writeFile(join(crashed.dataDir, LEASE_FILE), lease);
+  const held = await verify(crashed.env);
+  t.equal(held.code, 1);
+  t.match(held.stdout, /TAMPERED p: events\.jsonl: journal record 3 is not JSON/);
 });
