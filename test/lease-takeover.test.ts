@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
-import { appendFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import fsp, { appendFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout } from 'node:timers/promises';
@@ -125,6 +127,39 @@ t.test('a lease file that can no longer be examined counts as lost', async (t) =
   await setTimeout(200);
   t.equal(lost.length, 1, 'the loss is reported');
   await lease.release();
+});
+
+t.test('a takeover between writing the lease and opening it refuses the start', async (t) => {
+  const te = await makeTestEnv();
+  t.teardown(() => rm(te.dir, { recursive: true, force: true }));
+  const lease = join(te.dir, 'bridge.lease');
+  const original = fsp.open;
+  let raced = false;
+  fsp.open = (async (path: unknown, flags?: unknown, mode?: unknown) => {
+    // The first read-only open of the lease file, right after it was written: another bridge
+    // takes the lease over first.
+    if (
+      path === lease &&
+      typeof flags === 'number' &&
+      (flags & (constants.O_WRONLY | constants.O_RDWR)) === 0 &&
+      !raced
+    ) {
+      raced = true;
+      await takeOver(te.dir);
+    }
+    return original(path as string, flags as number, mode as number);
+  }) as typeof fsp.open;
+  syncBuiltinESMExports();
+  t.teardown(() => {
+    fsp.open = original;
+    syncBuiltinESMExports();
+  });
+  await t.rejects(acquireLease(te.dir), {
+    name: 'StartupError',
+    message: /another bridge took the lease over/,
+  });
+  t.ok(raced, 'the takeover happened in between');
+  t.match(await readFile(lease, 'utf8'), /container-b/, 'the new holder keeps it');
 });
 
 t.test('a loss a renewal finds closes the fence too', async (t) => {
