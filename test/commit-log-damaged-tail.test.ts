@@ -4,7 +4,10 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
+import { JOURNAL_RECORD_MAX_BYTES } from '../src/contract/index.js';
 import { COMMIT_LOG_FILE } from '../src/storage/commit-log-replay.js';
+import { SCAN_CHUNK_BYTES } from '../src/storage/journal.js';
+import { sealRecord } from '../src/storage/journal-record.js';
 import { LEASE_FILE, runPaths } from '../src/storage/paths.js';
 import {
   cleanup,
@@ -132,6 +135,20 @@ t.test('a tail cut and followed by a later record is rewritten too', async (t) =
   t.same(await readFile(journal), whole);
 });
 
+t.test('a zeroed stretch longer than any record is rewritten too', async (t) => {
+  const { crashed, journal, whole } = await imageWithLoggedTail(t);
+  // Pages of zeros past record 3's start, then record 5: one "line" longer than any record, and
+  // longer than one read of the scan (SCAN_CHUNK_BYTES), so its bytes are not kept while it runs.
+  const [start3] = recordRange(whole, 3);
+  const [start5] = recordRange(whole, 5);
+  const zeros = Buffer.alloc(2 * SCAN_CHUNK_BYTES + JOURNAL_RECORD_MAX_BYTES);
+  await writeFile(journal, Buffer.concat([whole.subarray(0, start3), zeros, whole.subarray(start5)]));
+  const r = await startTestBridge(crashed);
+  t.teardown(() => r.close());
+  t.equal((await r.req('GET', '/runs/p')).body.run.status, 'running');
+  t.same(await readFile(journal), whole);
+});
+
 t.test('damage to a record synced before the log began still quarantines the run', async (t) => {
   const { crashed, journal, whole } = await imageWithLoggedTail(t);
   const damaged = zeroed(whole, 1);
@@ -167,6 +184,42 @@ t.test('a log that does not reach back to the damage does not mend it', async (t
   t.teardown(() => r.close());
   t.equal((await r.req('GET', '/runs/p')).body.run.status, 'quarantined');
   t.same(await readFile(journal), damaged, 'the journal is left as found');
+});
+
+t.test('an authentic record the log does not hold, before the damage, is not overwritten', async (t) => {
+  const { crashed, journal, whole } = await imageWithLoggedTail(t);
+  // A different record 3, authentic (made with the bridge's key, chained to record 2), then damage:
+  // a fork the log cannot settle, not what a power loss leaves.
+  const key = Buffer.from(crashed.env['HARNESS_BRIDGE_INTEGRITY_KEY']!, 'utf8');
+  const [start3] = recordRange(whole, 3);
+  const record2 = records(whole.subarray(0, start3)).at(-1)!;
+  const other = sealRecord(key, 'p', 3, record2.mac, { ...record2.event, id: 'fork' }, null, null);
+  const forked = Buffer.concat([
+    whole.subarray(0, start3),
+    Buffer.from(other.line),
+    zeroed(whole, 4).subarray(recordRange(whole, 4)[0]),
+  ]);
+  await writeFile(journal, forked);
+
+  const before = await verify(crashed.env);
+  t.equal(before.code, 1);
+  t.match(before.stdout, /TAMPERED p: events\.jsonl: journal record 4 is not JSON/);
+  const r = await startTestBridge(crashed);
+  t.teardown(() => r.close());
+  const p = (await r.req('GET', '/runs/p')).body.run;
+  t.equal(p.status, 'quarantined');
+  t.match(p.quarantine.reasons, [/^commit\.log cannot be replayed: journal record 4 is not JSON/]);
+  t.same(await readFile(journal), forked, 'the journal is left as found');
+});
+
+t.test("a line past the last logged record is not the log's to mend", async (t) => {
+  const { crashed, journal, whole } = await imageWithLoggedTail(t);
+  const junk = Buffer.concat([whole, Buffer.from('{"seq":6}\n')]);
+  await writeFile(journal, junk);
+  const r = await startTestBridge(crashed);
+  t.teardown(() => r.close());
+  t.equal((await r.req('GET', '/runs/p')).body.run.status, 'quarantined');
+  t.same(await readFile(journal), junk, 'the journal is left as found');
 });
 
 t.test('while a bridge holds the directory, verify calls a damaged journal tampering', async (t) => {

@@ -198,9 +198,11 @@ const joinLines = (lines: string[]): Buffer => Buffer.from(lines.map((line) => `
  * logged record: a checkpoint syncs every journal before it empties the log, so those earlier
  * records are durable, while the later ones were written behind the log and never synced, and
  * power loss may leave such unsynced bytes zeroed, torn or out of order (not only cut short).
- * The log holds every one of those later records durably. Returns where the synced records end
- * and the logged records to write from there, each authenticated and chained as replay judges
- * them; null if the synced records themselves fail, or the log does not continue them.
+ * The log holds every one of those later records durably. Returns where the journal's authentic
+ * records end (`from` of them; the first damaged line starts at `size`) and the logged records
+ * to write from there, judged as replay judges them: an authentic record the journal holds must be
+ * the log's at its position, and the rest must chain on and authenticate. Null if the damage
+ * reaches the synced records, or the log does not continue the journal.
  * Read-only: startup rewrites the tail, `harness verify` only reports it.
  */
 export async function judgeDamagedTail(
@@ -209,22 +211,19 @@ export async function judgeDamagedTail(
   path: string,
   lines: readonly string[],
 ): Promise<{ from: number; size: number; missing: string[] } | null> {
-  let from: unknown;
-  try {
-    from = (JSON.parse(lines[0] ?? '') as { seq?: unknown }).seq;
-  } catch {
-    return null;
-  }
-  if (typeof from !== 'number' || !Number.isSafeInteger(from) || from < 0) return null;
   let prefix: Awaited<ReturnType<typeof scanJournal>>;
   try {
-    prefix = await scanJournal(key, runId, path, { readOnly: true, records: from });
+    prefix = await scanJournal(key, runId, path, { readOnly: true, untilDamage: true });
   } catch (err) {
-    if (err instanceof JournalAuthError || err instanceof LinkedFileError) return null;
+    if (err instanceof LinkedFileError) return null;
     throw err;
   }
+  // Judged as replay judges it, damage before the first logged record leaves a gap between the
+  // journal and the log. Damage past the last logged record was never written by this bridge
+  // (a line reaches a journal only after the log holds it): the log cannot mend either.
   const judged = judgeLogRecords(key, runId, lines, prefix.macs);
-  return 'reason' in judged ? null : { from, size: prefix.size, missing: judged.missing };
+  if ('reason' in judged || judged.missing.length === 0) return null;
+  return { from: prefix.count, size: prefix.size, missing: judged.missing };
 }
 
 /**

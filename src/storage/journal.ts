@@ -13,6 +13,7 @@ import {
   eventBytesOverLimit,
   firstPrev,
   JournalAuthError,
+  type JournalRecord,
   sealRecord,
   verifyLine,
 } from './journal-record.js';
@@ -53,11 +54,11 @@ export interface ScanOptions {
    */
   genesis?: string;
   /**
-   * Authenticates only the first this many records and stops after them: nothing past them is
-   * read, judged or cut, and `size` is where they end (the prefix a damaged tail is rewritten
-   * after, commit-log-replay.ts).
+   * Stops at the first complete line that fails authentication instead of throwing: `count`,
+   * `macs` and `size` then cover the authentic records before it, and nothing is cut (with
+   * `readOnly`: the prefix a damaged tail is rewritten after, commit-log-replay.ts).
    */
-  records?: number;
+  untilDamage?: boolean;
 }
 
 /** Reads of this size keep a scan's memory bounded whatever the journal's size. */
@@ -80,7 +81,6 @@ export async function scanJournal(
 ): Promise<ScanResult> {
   const chunk = Math.max(1, opts.chunkBytes ?? SCAN_CHUNK_BYTES);
   const onEntry = opts.onEntry;
-  const limit = opts.records ?? Number.POSITIVE_INFINITY;
   const handle = await openNoFollow(path, opts.readOnly ? READ : READ_WRITE);
   try {
     // Holds the unfinished line carried over (under one record) and the next chunk after it.
@@ -99,13 +99,21 @@ export async function scanJournal(
       const view = buf.subarray(0, len);
       let at = 0;
       let nl = view.indexOf(0x0a, at);
-      if (overlong && nl >= 0)
+      if (overlong && nl >= 0) {
+        if (opts.untilDamage) return authenticPrefix(offsets, macs, lineStart);
         throw new JournalAuthError(`journal record ${offsets.length} exceeds its ceiling`);
-      while (nl >= 0 && offsets.length < limit) {
+      }
+      while (nl >= 0) {
         const seq = offsets.length;
         const line = view.toString('utf8', at, nl);
-        if (seq === 0) prev = firstPrev(line, opts.genesis);
-        const r = verifyLine(key, runId, line, seq, prev);
+        let r: JournalRecord;
+        try {
+          if (seq === 0) prev = firstPrev(line, opts.genesis);
+          r = verifyLine(key, runId, line, seq, prev);
+        } catch (err) {
+          if (!opts.untilDamage || !(err instanceof JournalAuthError)) throw err;
+          return authenticPrefix(offsets, macs, base + at);
+        }
         onEntry?.({ seq, event: r.event, claim: r.claim, seal: r.seal ?? null });
         offsets.push(base + at);
         macs.push(r.mac);
@@ -113,7 +121,6 @@ export async function scanJournal(
         at = nl + 1;
         nl = view.indexOf(0x0a, at);
       }
-      if (offsets.length >= limit) return { count: limit, offsets, macs, size: base + at, truncatedBytes: 0 };
       if (!overlong) lineStart = base + at;
       if (overlong || len - at >= JOURNAL_RECORD_MAX_BYTES) {
         // No record is this long: a later newline makes it a forged record (an error above), the
@@ -137,6 +144,11 @@ export async function scanJournal(
   } finally {
     await handle.close();
   }
+}
+
+/** A scan stopped at damage (`untilDamage`): the authentic records before it, ending at `size`. */
+function authenticPrefix(offsets: number[], macs: string[], size: number): ScanResult {
+  return { count: offsets.length, offsets, macs, size, truncatedBytes: 0 };
 }
 
 const noop = () => {};
