@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { JOURNAL_RECORD_MAX_BYTES } from '../src/contract/index.js';
 import { COMMIT_LOG_FILE } from '../src/storage/commit-log-replay.js';
@@ -17,6 +15,7 @@ import {
   type TestBridge,
   type TestEnv,
 } from './helpers/bridge.js';
+import { runVerify } from './helpers/cli.js';
 import { crashImage } from './helpers/crash-image.js';
 import { allEvents, records } from './helpers/expect.js';
 import { recordHandleSyncs } from './helpers/patch-fs.js';
@@ -28,8 +27,6 @@ import { recordHandleSyncs } from './helpers/patch-fs.js';
  * such a tail from the log (and `harness verify` says the next start will), while damage to the
  * synced records still quarantines the run.
  */
-const cli = resolve('dist/src/cli/main.js');
-const run = promisify(execFile);
 const ids = (prefix: string, from: number, to: number) =>
   Array.from({ length: to - from }, (_, i) => `${prefix}${from + i}`);
 
@@ -77,11 +74,37 @@ function zeroed(journal: Buffer, seq: number): Buffer {
   return copy;
 }
 
-async function verify(env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string }> {
-  return run(process.execPath, [cli, 'verify'], { env }).then(
-    (r) => ({ code: 0, stdout: r.stdout }),
-    (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
-  );
+type Image = Awaited<ReturnType<typeof imageWithLoggedTail>>;
+
+/** A bridge started on the image (closed at teardown), and run p as it then reads. */
+async function startOn(t: Test, image: Image) {
+  const r = await startTestBridge(image.crashed);
+  t.teardown(() => r.close());
+  return { r, p: (await r.req('GET', '/runs/p')).body.run };
+}
+
+/** Run p's journal damaged as `damaged`, which startup rewrites: the run serves, the journal whole. */
+async function expectMended(t: Test, image: Image, damaged: Buffer): Promise<void> {
+  await writeFile(image.journal, damaged);
+  const { p } = await startOn(t, image);
+  t.equal(p.status, 'running');
+  t.same(await readFile(image.journal), image.whole);
+}
+
+/**
+ * Run p's journal damaged as `damaged`, which the log cannot mend: verify calls it tampering with
+ * `reason`, startup quarantines the run with it, and the journal is left as found.
+ */
+async function expectQuarantined(t: Test, image: Image, damaged: Buffer, reason: string) {
+  await writeFile(image.journal, damaged);
+  const before = await runVerify(image.crashed.env);
+  t.equal(before.code, 1);
+  t.match(before.stdout, `TAMPERED p: events.jsonl: ${reason}`);
+  const started = await startOn(t, image);
+  t.equal(started.p.status, 'quarantined');
+  t.match(started.p.quarantine.reasons, [`commit.log cannot be replayed: ${reason}`]);
+  t.same(await readFile(image.journal), damaged, 'the journal is left as found');
+  return started;
 }
 
 t.test('a zeroed record in the unsynced tail is rewritten from commit.log at startup', async (t) => {
@@ -89,7 +112,7 @@ t.test('a zeroed record in the unsynced tail is rewritten from commit.log at sta
   const damaged = zeroed(whole, 3);
   await writeFile(journal, damaged);
 
-  const before = await verify(crashed.env);
+  const before = await runVerify(crashed.env);
   t.equal(before.code, 2, 'verify cannot vouch for the run before the log is replayed');
   t.match(
     before.stdout,
@@ -119,75 +142,50 @@ t.test('a zeroed record in the unsynced tail is rewritten from commit.log at sta
     'appends continue the chain',
   );
   await r.close();
-  const after = await verify(crashed.env);
+  const after = await runVerify(crashed.env);
   t.equal(after.code, 0, after.stdout);
   t.match(after.stdout, /^ok p \(7 events/m);
 });
 
 t.test('a tail cut and followed by a later record is rewritten too', async (t) => {
-  const { crashed, journal, whole } = await imageWithLoggedTail(t);
+  const image = await imageWithLoggedTail(t);
+  const { whole } = image;
   // Record 4's page never reached the disk and the file was extended past it: 3, then 5.
   const [start4, end4] = recordRange(whole, 4);
-  await writeFile(journal, Buffer.concat([whole.subarray(0, start4 + 20), whole.subarray(end4)]));
-  const r = await startTestBridge(crashed);
-  t.teardown(() => r.close());
-  t.equal((await r.req('GET', '/runs/p')).body.run.status, 'running');
-  t.same(await readFile(journal), whole);
+  await expectMended(t, image, Buffer.concat([whole.subarray(0, start4 + 20), whole.subarray(end4)]));
 });
 
 t.test('a zeroed stretch longer than any record is rewritten too', async (t) => {
-  const { crashed, journal, whole } = await imageWithLoggedTail(t);
+  const image = await imageWithLoggedTail(t);
+  const { whole } = image;
   // Pages of zeros past record 3's start, then record 5: one "line" longer than any record, and
   // longer than one read of the scan (SCAN_CHUNK_BYTES), so its bytes are not kept while it runs.
   const [start3] = recordRange(whole, 3);
   const [start5] = recordRange(whole, 5);
   const zeros = Buffer.alloc(2 * SCAN_CHUNK_BYTES + JOURNAL_RECORD_MAX_BYTES);
-  await writeFile(journal, Buffer.concat([whole.subarray(0, start3), zeros, whole.subarray(start5)]));
-  const r = await startTestBridge(crashed);
-  t.teardown(() => r.close());
-  t.equal((await r.req('GET', '/runs/p')).body.run.status, 'running');
-  t.same(await readFile(journal), whole);
+  await expectMended(t, image, Buffer.concat([whole.subarray(0, start3), zeros, whole.subarray(start5)]));
 });
 
 t.test('damage to a record synced before the log began still quarantines the run', async (t) => {
-  const { crashed, journal, whole } = await imageWithLoggedTail(t);
-  const damaged = zeroed(whole, 1);
-  await writeFile(journal, damaged);
-
-  const before = await verify(crashed.env);
-  t.equal(before.code, 1);
-  t.match(before.stdout, /TAMPERED p: events\.jsonl: journal record 1 is not JSON/);
-
-  const r = await startTestBridge(crashed);
-  t.teardown(() => r.close());
-  const p = (await r.req('GET', '/runs/p')).body.run;
-  t.equal(p.status, 'quarantined');
-  t.match(p.quarantine.reasons, [/^commit\.log cannot be replayed: journal record 1 is not JSON/]);
+  const image = await imageWithLoggedTail(t);
+  const { r } = await expectQuarantined(t, image, zeroed(image.whole, 1), 'journal record 1 is not JSON');
   t.equal((await r.req('POST', '/runs/p/events', ev({ id: 'p9' }))).status, 409, 'no writes');
-  t.same(await readFile(journal), damaged, 'the journal is left as found');
+  t.same(await readFile(image.journal), zeroed(image.whole, 1), 'the refused event stored nothing');
   t.equal((await r.req('GET', '/runs/q')).body.run.status, 'running', 'the other run is served');
 });
 
 t.test('a log that does not reach back to the damage does not mend it', async (t) => {
-  const { crashed, journal, whole } = await imageWithLoggedTail(t);
-  const damaged = zeroed(whole, 3);
-  await writeFile(journal, damaged);
+  const image = await imageWithLoggedTail(t);
   // Without its record 3 the log claims records 0-3 were synced: record 3 is then damage to them.
-  const logPath = join(crashed.dataDir, COMMIT_LOG_FILE);
+  const logPath = join(image.crashed.dataDir, COMMIT_LOG_FILE);
   const lines = (await readFile(logPath, 'utf8')).split('\n').filter(Boolean);
   await writeFile(logPath, `${lines.filter((l) => !l.startsWith('p {"seq":3,')).join('\n')}\n`);
-
-  const before = await verify(crashed.env);
-  t.equal(before.code, 1);
-  t.match(before.stdout, /TAMPERED p: events\.jsonl: journal record 3 is not JSON/);
-  const r = await startTestBridge(crashed);
-  t.teardown(() => r.close());
-  t.equal((await r.req('GET', '/runs/p')).body.run.status, 'quarantined');
-  t.same(await readFile(journal), damaged, 'the journal is left as found');
+  await expectQuarantined(t, image, zeroed(image.whole, 3), 'journal record 3 is not JSON');
 });
 
 t.test('an authentic record the log does not hold, before the damage, is not overwritten', async (t) => {
-  const { crashed, journal, whole } = await imageWithLoggedTail(t);
+  const image = await imageWithLoggedTail(t);
+  const { crashed, whole } = image;
   // A different record 3, authentic (made with the bridge's key, chained to record 2), then damage:
   // a fork the log cannot settle, not what a power loss leaves.
   const key = Buffer.from(crashed.env['HARNESS_BRIDGE_INTEGRITY_KEY']!, 'utf8');
@@ -199,27 +197,13 @@ t.test('an authentic record the log does not hold, before the damage, is not ove
     Buffer.from(other.line),
     zeroed(whole, 4).subarray(recordRange(whole, 4)[0]),
   ]);
-  await writeFile(journal, forked);
-
-  const before = await verify(crashed.env);
-  t.equal(before.code, 1);
-  t.match(before.stdout, /TAMPERED p: events\.jsonl: journal record 4 is not JSON/);
-  const r = await startTestBridge(crashed);
-  t.teardown(() => r.close());
-  const p = (await r.req('GET', '/runs/p')).body.run;
-  t.equal(p.status, 'quarantined');
-  t.match(p.quarantine.reasons, [/^commit\.log cannot be replayed: journal record 4 is not JSON/]);
-  t.same(await readFile(journal), forked, 'the journal is left as found');
+  await expectQuarantined(t, image, forked, 'journal record 4 is not JSON');
 });
 
 t.test("a line past the last logged record is not the log's to mend", async (t) => {
-  const { crashed, journal, whole } = await imageWithLoggedTail(t);
-  const junk = Buffer.concat([whole, Buffer.from('{"seq":6}\n')]);
-  await writeFile(journal, junk);
-  const r = await startTestBridge(crashed);
-  t.teardown(() => r.close());
-  t.equal((await r.req('GET', '/runs/p')).body.run.status, 'quarantined');
-  t.same(await readFile(journal), junk, 'the journal is left as found');
+  const image = await imageWithLoggedTail(t);
+  const junk = Buffer.concat([image.whole, Buffer.from('{"seq":6}\n')]);
+  await expectQuarantined(t, image, junk, 'journal record 6 is malformed or out of order');
 });
 
 t.test('while a bridge holds the directory, verify calls a damaged journal tampering', async (t) => {
@@ -230,7 +214,7 @@ t.test('while a bridge holds the directory, verify calls a damaged journal tampe
   // that bridge is about to rewrite it.
   const lease = JSON.stringify({ pid: process.pid, host: hostname(), startedAt: new Date().toISOString() });
   await writeFile(join(crashed.dataDir, LEASE_FILE), lease);
-  const held = await verify(crashed.env);
+  const held = await runVerify(crashed.env);
   t.equal(held.code, 1);
   t.match(held.stdout, /TAMPERED p: events\.jsonl: journal record 3 is not JSON/);
 });

@@ -1,12 +1,11 @@
-import { execFile } from 'node:child_process';
 import { readFile, rm, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import t from 'tap';
 import { sealRecord } from '../src/storage/journal-record.js';
 import { GENESIS } from '../src/storage/mac.js';
 import { runPaths } from '../src/storage/paths.js';
 import { cleanup, ev, makeTestEnv, startTestBridge } from './helpers/bridge.js';
+import { runVerify } from './helpers/cli.js';
 
 /**
  * run-config.json may be sealed twice (at POST /runs, then with the root or adapter the first
@@ -16,8 +15,6 @@ import { cleanup, ev, makeTestEnv, startTestBridge } from './helpers/bridge.js';
  * run is quarantined, and `harness verify` reports it tampered. Journals written before this
  * binding (record 0 chained from GENESIS) still open.
  */
-const cli = resolve('dist/src/cli/main.js');
-const run = promisify(execFile);
 
 t.test('an older config put back after the first event quarantines the run', async (t) => {
   const te = await makeTestEnv();
@@ -51,10 +48,7 @@ t.test('an older config put back after the first event quarantines the run', asy
   t.equal((await again.req('GET', '/runs/d')).body.run.eventCount, 1, 'the other run is served');
   await again.close();
 
-  const verified = await run(process.execPath, [cli, 'verify'], { env: te.env }).then(
-    (r) => ({ code: 0, stdout: r.stdout }),
-    (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
-  );
+  const verified = await runVerify(te.env);
   t.equal(verified.code, 1, 'harness verify fails');
   t.match(
     verified.stdout,

@@ -1,10 +1,9 @@
-import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import t from 'tap';
 import { COMMIT_LOG_FILE } from '../src/storage/commit-log-replay.js';
 import { cleanup, ev, startTestBridge } from './helpers/bridge.js';
+import { runVerify } from './helpers/cli.js';
 import { crashImage } from './helpers/crash-image.js';
 
 /**
@@ -12,8 +11,6 @@ import { crashImage } from './helpers/crash-image.js';
  * that contradicts the journal at its position quarantines the run at the next start, so verify
  * reports it TAMPERED now instead of "ok".
  */
-const cli = resolve('dist/src/cli/main.js');
-const run = promisify(execFile);
 
 t.test(
   'a logged record that differs from the journal is tampering to verify and to the bridge',
@@ -33,10 +30,7 @@ t.test(
     t.not(forged, first);
     await writeFile(logPath, `${forged}\n${lines.filter((l) => l.startsWith('e ')).join('\n')}\n`);
 
-    const verified = await run(process.execPath, [cli, 'verify'], { env: crashed.env }).then(
-      (r) => ({ code: 0, stdout: r.stdout }),
-      (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
-    );
+    const verified = await runVerify(crashed.env);
     t.equal(verified.code, 1, 'verify fails');
     t.match(verified.stdout, /TAMPERED d: commit\.log record 0 differs from the journal's/);
     t.match(verified.stdout, /^ok e /m, 'the other run is fine');

@@ -1,12 +1,11 @@
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type JournalEntry, RUN_ID_PATTERN, type RunConfig } from '../contract/index.js';
+import type { JournalEntry, RunConfig } from '../contract/index.js';
 import { judgeDamagedTail } from '../storage/commit-log-replay.js';
 import { type ScanResult, scanJournal } from '../storage/journal.js';
 import { JournalAuthError } from '../storage/journal-record.js';
 import { macEqual, sha256Hex } from '../storage/mac.js';
 import { CONFIG_FILE, JOURNAL_FILE, SNAPSHOT_FILE } from '../storage/paths.js';
-import { configMac, readConfig } from '../storage/run-files.js';
+import { claimedRunId, configMac, readConfig } from '../storage/run-files.js';
 import { SealError } from '../storage/sealed-file.js';
 import { readSnapshot } from '../storage/snapshot.js';
 
@@ -30,18 +29,6 @@ export interface RunCheck {
 }
 
 const errno = (err: unknown): string | undefined => (err as NodeJS.ErrnoException).code;
-
-/** A run ID read from a config that failed authentication, trusted only if it hashes to `dir`. */
-async function claimedName(path: string, dir: string): Promise<string> {
-  try {
-    const raw = JSON.parse(await readFile(path, 'utf8')) as { runId?: unknown };
-    const id = raw.runId;
-    if (typeof id === 'string' && RUN_ID_PATTERN.test(id) && `run-${sha256Hex(id)}` === dir) return id;
-  } catch {
-    // the directory name is the only identity left
-  }
-  return dir;
-}
 
 async function checkConfig(check: RunCheck, dir: string, key: Buffer): Promise<RunConfig | null> {
   const path = join(dir, CONFIG_FILE);
@@ -139,7 +126,7 @@ export async function authenticateRun(
   };
   const config = await checkConfig(check, dir, key);
   if (config === null) {
-    check.name = await claimedName(join(dir, CONFIG_FILE), dirName);
+    check.name = await claimedRunId(join(dir, CONFIG_FILE), dirName);
     return check;
   }
   check.name = config.runId;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JournalEntry, RunConfig, RunState } from '../contract/index.js';
 import { applyEntry, CONFIG_MAX_BYTES, emptyState, JOURNAL_MAX_BYTES } from '../contract/index.js';
@@ -9,7 +9,7 @@ import { IdIndex } from './id-index.js';
 import { JournalWriter, scanJournal } from './journal.js';
 import { mac, macEqual } from './mac.js';
 import { LinkedFileError } from './no-follow.js';
-import { type RunPaths, runDirName } from './paths.js';
+import { isCanonicalRunId, type RunPaths, runDirName } from './paths.js';
 import { parseSealed, readSealed, writeSealed } from './sealed-file.js';
 import { readSnapshot, type SnapshotRead } from './snapshot.js';
 
@@ -185,4 +185,18 @@ export async function openRunFiles(
     snapshotStale: snap?.state == null || from < scan.count,
     truncatedBytes: scan.truncatedBytes,
   };
+}
+
+/**
+ * The run ID a config that failed authentication claims, trusted only if it hashes to the run's
+ * directory name `dir`; otherwise that name, the only identity left to trust.
+ */
+export async function claimedRunId(configPath: string, dir: string): Promise<string> {
+  try {
+    const id = (JSON.parse(await readFile(configPath, 'utf8')) as { runId?: unknown }).runId;
+    if (typeof id === 'string' && isCanonicalRunId(id) && runDirName(id) === dir) return id;
+  } catch {
+    // not JSON: the directory name it is
+  }
+  return dir;
 }

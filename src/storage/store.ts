@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type {
   ArtifactClaim,
@@ -23,9 +23,10 @@ import { type Appended, JournalWriter, type ScanResult } from './journal.js';
 import { JournalAuthError } from './journal-record.js';
 import type { LayoutConfigs } from './layout.js';
 import { sha256Hex } from './mac.js';
-import { isCanonicalRunId, RUN_DIR_PATTERN, runPaths } from './paths.js';
+import { RUN_DIR_PATTERN, runPaths } from './paths.js';
 import { QuarantineReasons } from './quarantine.js';
 import {
+  claimedRunId,
   configMac,
   createRunFiles,
   type OpenRun,
@@ -103,11 +104,7 @@ export class RunStore implements RunStorage {
   static async open(opts: StoreOptions): Promise<RunStore> {
     // Acknowledged records the journals lack (a crash lost them with the page cache) come back
     // from the commit log before any run is read.
-    const { commitLog, disputed } = await CommitLog.open(opts.dataDir, opts.integrityKey, {
-      ...(opts.checkpointBytes === undefined ? {} : { checkpointBytes: opts.checkpointBytes }),
-      ...(opts.log ? { log: opts.log } : {}),
-      ...(opts.fence ? { fence: opts.fence } : {}),
-    });
+    const { commitLog, disputed } = await CommitLog.open(opts.dataDir, opts.integrityKey, opts);
     const store = new RunStore(opts, commitLog);
     try {
       await store.buildIndex(disputed);
@@ -385,21 +382,4 @@ export class RunStore implements RunStorage {
     while (this.background.size > 0) await Promise.all([...this.background]);
     await this.commitLog.close();
   }
-}
-
-/** The run ID a damaged config claims, trusted only if it hashes to the directory name. */
-async function claimedRunId(configPath: string, dir: string): Promise<string> {
-  try {
-    const raw = JSON.parse(await readFile(configPath, 'utf8')) as { runId?: unknown };
-    if (
-      typeof raw.runId === 'string' &&
-      isCanonicalRunId(raw.runId) &&
-      `run-${sha256Hex(raw.runId)}` === dir
-    ) {
-      return raw.runId;
-    }
-  } catch {
-    // fall through: the directory name is the only trustworthy identity left
-  }
-  return dir;
 }

@@ -1,7 +1,9 @@
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { once } from 'node:events';
+import { promisify } from 'node:util';
+import { CLI } from './paths.js';
 
-export { CLI } from './paths.js';
+export { CLI };
 
 /** How the child exits; one still running after 30 s (it should have refused) is killed, code null. */
 export async function exitOf(child: ChildProcess): Promise<{ code: number | null; stderr: string }> {
@@ -13,4 +15,12 @@ export async function exitOf(child: ChildProcess): Promise<{ code: number | null
   const [code] = await once(child, 'exit');
   clearTimeout(deadline);
   return { code: code as number | null, stderr };
+}
+
+/** `harness verify` run with `env`: its exit code and standard output. */
+export function runVerify(env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string }> {
+  return promisify(execFile)(process.execPath, [CLI, 'verify'], { env }).then(
+    (r) => ({ code: 0, stdout: r.stdout }),
+    (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
+  );
 }
