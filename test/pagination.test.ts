@@ -201,6 +201,24 @@ t.test('a page that would pass 1 MiB is cut and marked byteLimited', async (t) =
   t.equal(body.run.events.length, page.returned);
   t.equal(page.nextCursor, String(page.returned), 'the next page starts where this one was cut');
   t.equal(res.headers.get('x-harness-next-cursor'), String(page.returned));
+
+  // The newest page (no cursor) is cut at its old end: its last event is the run's last.
+  const newest = await b.req('GET', '/runs/fat');
+  const np = newest.body['run'].eventPage;
+  const ids = newest.body['run'].events.map((e: any) => e.id);
+  t.equal(np.byteLimited, true);
+  t.ok(np.returned > 0 && np.returned < 100, `returned ${np.returned}`);
+  t.equal(ids.length, np.returned);
+  t.equal(ids.at(-1), 'fat99', 'the newest event is on the newest page');
+  t.same(
+    ids,
+    Array.from({ length: np.returned }, (_, i) => `fat${100 - np.returned + i}`),
+    'the newest events, in journal order',
+  );
+  t.equal(np.offset, 100 - np.returned, 'the offset is where the kept events begin');
+  t.equal(np.nextCursor, null);
+  t.equal(np.previousCursor, String(Math.max(0, np.offset - 100)));
+  t.equal(newest.headers.get('x-harness-page-offset'), String(np.offset));
 });
 
 t.test('creation order and its offsets survive a restart', async (t) => {

@@ -82,29 +82,38 @@ export async function getRun(ctx: BridgeContext, runId: string, limit: number, c
       throw err;
     }
     const view = runView(open, completionPreview(open), ctx.store.quarantineOf(runId));
-    const pageOf = (returned: number): EventPage => ({
-      offset,
+    const pageOf = (from: number, returned: number): EventPage => ({
+      offset: from,
       limit,
       returned,
       total,
-      previousCursor: offset > 0 ? String(Math.max(0, offset - limit)) : null,
-      nextCursor: offset + returned < total ? String(offset + returned) : null,
+      previousCursor: from > 0 ? String(Math.max(0, from - limit)) : null,
+      nextCursor: from + returned < total ? String(from + returned) : null,
       truncated: returned < total,
       byteLimited: returned < entries.length,
     });
-    const run = { ...view, events: [] as EventViewT[], eventPage: pageOf(entries.length) };
+    const run = { ...view, events: [] as EventViewT[], eventPage: pageOf(offset, entries.length) };
     const body = { ok: true as const, run };
     // Keep the whole body under the response ceiling: the view's growing parts are already
     // bounded (view-bounds.ts), so the page is what is cut. The body is measured with an empty
-    // page; the margin covers the page's own figures changing length once it is cut.
+    // page; the margin covers the page's own figures changing length once it is cut. A page
+    // from a cursor keeps its oldest events (nextCursor goes on from the cut); the newest page
+    // keeps its newest, so a reader polling it always sees the latest events.
     let budget = RESPONSE_MAX_BYTES - Buffer.byteLength(JSON.stringify(body)) - 4096;
-    for (const entry of entries) {
+    const fits = (entry: (typeof entries)[number]) => {
       const ev = eventView(entry);
       budget -= Buffer.byteLength(JSON.stringify(ev)) + 1;
-      if (budget < 0) break;
+      return budget < 0 ? null : ev;
+    };
+    const newest = cursor === undefined;
+    for (let i = 0; i < entries.length; i++) {
+      const ev = fits(entries[newest ? entries.length - 1 - i : i] as (typeof entries)[number]);
+      if (ev === null) break;
       run.events.push(ev);
     }
-    run.eventPage = pageOf(run.events.length);
+    if (newest) run.events.reverse();
+    const from = newest ? offset + entries.length - run.events.length : offset;
+    run.eventPage = pageOf(from, run.events.length);
     run.eventsTruncated = run.events.length < total;
     return { body, page: run.eventPage };
   } finally {
