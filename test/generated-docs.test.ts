@@ -27,35 +27,41 @@ t.test('every error code has a 4xx/5xx status and its row in docs/api.md', async
   }
 });
 
-t.test('the registry holds exactly the codes of CONTRACT section 3 plus internal_error', async (t) => {
-  t.same(Object.keys(ERROR_CODES).sort(), [
-    'adapter_policy_violation',
-    'artifact_verification_failed',
-    'bridge_auth_required',
-    'bridge_busy',
-    'client_supplied_human_token_rejected',
-    'event_contract_violation',
-    'event_id_conflict',
-    'event_state_violation',
-    'finish_line_blocked',
-    'host_not_allowed',
-    'human_approval_required',
-    'internal_error',
-    'invalid_json',
-    'invalid_query',
-    'invalid_run_id',
-    'not_found',
-    'origin_not_allowed',
-    'payload_too_large',
-    'run_already_exists',
-    'run_closed',
-    'run_creation_contract_violation',
-    'run_history_full',
-    'run_not_found',
-    'run_quarantined',
-    'unsupported_media_type',
-  ]);
-});
+t.test(
+  'the registry holds exactly the codes of CONTRACT section 3, internal_error and the HTTP parser refusals',
+  async (t) => {
+    t.same(Object.keys(ERROR_CODES).sort(), [
+      'adapter_policy_violation',
+      'artifact_verification_failed',
+      'bridge_auth_required',
+      'bridge_busy',
+      'client_supplied_human_token_rejected',
+      'event_contract_violation',
+      'event_id_conflict',
+      'event_state_violation',
+      'finish_line_blocked',
+      'host_not_allowed',
+      'human_approval_required',
+      'internal_error',
+      'invalid_json',
+      'invalid_query',
+      'invalid_run_id',
+      'malformed_request',
+      'not_found',
+      'origin_not_allowed',
+      'payload_too_large',
+      'request_headers_too_large',
+      'request_timeout',
+      'run_already_exists',
+      'run_closed',
+      'run_creation_contract_violation',
+      'run_history_full',
+      'run_not_found',
+      'run_quarantined',
+      'unsupported_media_type',
+    ]);
+  },
+);
 
 t.test("README's finish-line paragraph counts and names every rule", async (t) => {
   const readme = await readFile('README.md', 'utf8');

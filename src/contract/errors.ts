@@ -63,6 +63,18 @@ export const ERROR_CODES = {
   },
   unsupported_media_type: { status: 415, doc: 'A write whose content-type is not application/json.' },
   bridge_busy: { status: 503, doc: 'A bounded queue is full; retry after the `retry-after` seconds.' },
+  malformed_request: {
+    status: 400,
+    doc: 'The request is not well-formed HTTP/1.1 (its request line or a header, or more body bytes than its Content-Length say); the connection is closed.',
+  },
+  request_timeout: {
+    status: 408,
+    doc: "The request did not arrive in full within the server's request timeout; the connection is closed.",
+  },
+  request_headers_too_large: {
+    status: 431,
+    doc: "The request's header section is larger than the server accepts (16 KiB); the connection is closed.",
+  },
   internal_error: {
     status: 500,
     doc: 'An unexpected failure; details are in the bridge log, never the body.',

@@ -1,9 +1,18 @@
+import type { Socket } from 'node:net';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifySchemaCompiler } from 'fastify';
 import type { TSchema } from '#typebox';
 import { Compile } from '#typebox/compile';
 import { Value } from '#typebox/value';
-import { BRIDGE_VERSION, CREATE_RUN_MAX_BYTES, EVENT_MAX_BYTES, SERVICE } from '../contract/index.js';
+import {
+  BRIDGE_VERSION,
+  BridgeError,
+  CREATE_RUN_MAX_BYTES,
+  EVENT_MAX_BYTES,
+  errorBody,
+  SERVICE,
+} from '../contract/index.js';
+import { clientErrorHandler, writeClosingAnswer } from './client-error.js';
 import type { BridgeContext } from './context.js';
 import { browserDefence, requireAccessToken, requireJson, syncHook } from './guard.js';
 import { credentialRedactor, installErrorHandlers } from './http-errors.js';
@@ -48,6 +57,14 @@ export async function buildApp(ctx: BridgeContext, opts: AppOptions = {}): Promi
     onConstructorPoisoning: 'error',
     return503OnClosing: true,
     forceCloseConnections: true,
+    clientErrorHandler,
+    // A request without Host is refused by the browser defence (403 host_not_allowed, in the
+    // envelope) rather than by Node with an empty 400.
+    http: { requireHostHeader: false },
+  });
+  // Node hands CONNECT to this event and, with no listener, closes the connection unanswered.
+  app.server.on('connect', (_req, socket: Socket) => {
+    writeClosingAnswer(socket, 404, errorBody(new BridgeError('not_found', 'no such route')));
   });
   app.setValidatorCompiler(validatorCompiler);
   // Response schemas document the API (OpenAPI); bodies are plain JSON so nothing is silently dropped.

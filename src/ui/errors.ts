@@ -24,6 +24,9 @@ export const UI_SHARED_CODES = {
   not_found: 404,
   invalid_run_id: 400,
   invalid_query: 400,
+  malformed_request: 400,
+  request_timeout: 408,
+  request_headers_too_large: 431,
   internal_error: 500,
 } as const satisfies Partial<Record<ErrorCode, number>>;
 

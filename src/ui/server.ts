@@ -1,6 +1,7 @@
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { clientErrorHandler, writeClosingAnswer } from '../server/client-error.js';
 import { PROXY_MAX_BYTES, type UiConfig } from './config.js';
 import { UiError } from './errors.js';
 import {
@@ -38,7 +39,15 @@ export async function buildUiServer(options: UiServerOptions): Promise<FastifyIn
     routerOptions: { maxParamLength: 256 },
     // Never trust X-Forwarded-*: this server is only ever reached directly over loopback.
     trustProxy: false,
+    clientErrorHandler,
+    // A request without Host is refused by the Host check, in the envelope, not by Node.
+    http: { requireHostHeader: false },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // Node hands CONNECT to this event and, with no listener, closes the connection unanswered.
+  app.server.on('connect', (_req, socket: Socket) => {
+    const refused = new UiError('method_not_allowed', 'The UI server is read-only');
+    writeClosingAnswer(socket, refused.status, refused.body(), { allow: 'GET' });
+  });
   let hosts: Set<string> | null = null;
 
   app.addHook('onRequest', async (request, reply) => {

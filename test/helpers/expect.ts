@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { Test } from 'tap';
 import type { TestBridge } from './bridge.js';
@@ -111,4 +112,35 @@ export function records(journal: Buffer): Record<string, any>[] {
     .split('\n')
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l));
+}
+
+/**
+ * Bytes written to a fresh connection as they are (no HTTP client to tidy them up), and the one
+ * answer read until the server closes the connection (it resolves only then): for requests Node's
+ * HTTP parser refuses.
+ */
+export function rawBytes(
+  url: string,
+  bytes: string | Buffer,
+): Promise<{ status: number; head: string; body: Record<string, any> }> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(u.port), u.hostname);
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const split = text.indexOf('\r\n\r\n');
+      const head = split < 0 ? text : text.slice(0, split);
+      let body: Record<string, any>;
+      try {
+        body = JSON.parse(text.slice(split + 4));
+      } catch {
+        body = { raw: text };
+      }
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0), head, body });
+    });
+    socket.write(bytes);
+  });
 }
