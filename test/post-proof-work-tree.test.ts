@@ -51,3 +51,43 @@ t.test('HARNESS_REPO_ROOT in a subdirectory: its part of the tree, named from th
   await writeFile(join(sub, 'lib.js'), 'export const x = 3; // and again\n');
   t.not((await repositoryState(sub, f.root, reads, documentRefsHere)).join('\n'), before.join('\n'));
 });
+
+t.test(
+  'a tracked file under the artifact root is compared; only untracked files there are left out',
+  async (t) => {
+    const f = await buildFixture(t, { corrective: false });
+    // Application code inside the directory the agent names as its artifact root, proven there.
+    await writeFile(join(f.root, 'lib.js'), 'export const mul = (a, b) => a * b;\n');
+    await f.git('add', 'artifacts/lib.js');
+    await f.git('commit', '-q', '-m', 'lib');
+    const proven = await f.git('rev-parse', 'HEAD');
+    await f.mutate(f.facts.config.artifactByNode.prove, (proof) => {
+      proof.subject.commit = proven;
+    });
+    await f.resign();
+    await f.repack((packet) => {
+      packet.subject.commit = proven;
+    });
+    t.same(failing(await f.run()), [], 'control: the run passes at the proven commit');
+    t.same(await changesSince(f.repo, proven, 'artifacts'), [], 'the untracked artifacts are left out');
+
+    // Changed after the proof, then reviewed and packed as they stand: only the comparison with the
+    // proven commit can see it.
+    await writeFile(join(f.root, 'lib.js'), 'export const mul = () => 0; // changed after the proof\n');
+    await f.resign();
+    await f.repack((packet) => {
+      packet.subject.commit = proven;
+    });
+    t.same(await changesSince(f.repo, proven, 'artifacts'), ['artifacts/lib.js']);
+    t.same(failing(await f.run()), ['post-proof-mutation']);
+    t.match(
+      (await f.rule('post-proof-mutation')).join(' '),
+      /application changed after proof .*artifacts\/lib\.js/,
+    );
+    // The verdict cache key binds it as a change too.
+    t.match(
+      (await repositoryState(f.repo, f.root, reads, documentRefsHere)).join('\n'),
+      /changed "artifacts\/lib\.js" /,
+    );
+  },
+);

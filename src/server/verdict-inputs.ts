@@ -146,9 +146,10 @@ async function trustStoreState(repoRoot: string): Promise<string[]> {
  * Every other path holds HEAD's bytes.
  */
 async function workingTreeState(repoRoot: string, realRoot: string): Promise<string[]> {
-  const { repo, top, excludeRel } = await workingTreeScope(repoRoot, realRoot);
+  const scope = await workingTreeScope(repoRoot, realRoot);
+  const { repo, top } = scope;
   if (top === null) throw new Error('HARNESS_REPO_ROOT is not in a git work tree');
-  const { status, uncompared } = await workingTreeListing(repo, excludeRel);
+  const { status, uncompared } = await workingTreeListing(repo, scope);
   const changed = [...new Set([...statusChangedPaths(status), ...uncompared])].sort();
   if (changed.length > NAMED_PATHS_MAX) throw new RangeError('too many working-tree changes to bind');
   const lines = await Promise.all(

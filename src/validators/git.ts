@@ -165,18 +165,30 @@ export async function headCommit(repoRoot: string): Promise<string | null> {
 /**
  * The repository's real path, the top level of its work tree (`repo` itself, or an ancestor when
  * HARNESS_REPO_ROOT is a subdirectory; null outside a repository), and the artifact root relative
- * to `repo` when the root sits inside it: the part of the working tree the post-proof comparison
- * leaves out. Pathspecs are relative to `repo`; the paths git reports are relative to `top`.
+ * to `repo` (`excludeRel`) and to `top` (`excludeTop`) when the root sits inside it. Only untracked
+ * paths under the root are left out of the post-proof comparison: a tracked file there is compared
+ * like any other, so the agent's choice of root cannot take application code out of the check.
+ * Pathspecs are relative to `repo`; the paths git reports are relative to `top`.
  */
-export async function workingTreeScope(
-  repoRoot: string,
-  realRoot: string,
-): Promise<{ repo: string; top: string | null; excludeRel: string | null }> {
+export interface WorkingTreeScope {
+  repo: string;
+  top: string | null;
+  excludeRel: string | null;
+  excludeTop: string | null;
+}
+
+export async function workingTreeScope(repoRoot: string, realRoot: string): Promise<WorkingTreeScope> {
   const repo = await realpath(repoRoot).catch(() => repoRoot);
   const rel = relative(repo, realRoot);
   const inside = rel !== '' && !rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel);
   const top = await pinnedRepository(repo);
-  return { repo, top, excludeRel: inside ? rel.split(sep).join('/') : null };
+  const posix = (p: string) => p.split(sep).join('/');
+  return {
+    repo,
+    top,
+    excludeRel: inside ? posix(rel) : null,
+    excludeTop: inside && top !== null ? posix(relative(top, realRoot)) : null,
+  };
 }
 
 const scopeSpec = (excludeRel: string | null) =>
@@ -195,9 +207,10 @@ const names = (b: Uint8Array) => Buffer.from(b).toString('utf8').split('\0').fil
 
 /**
  * Working-tree changes relative to `commit`: tracked files whose bytes differ (each file hashed,
- * never taken as unchanged on the index's stat data: gitHashingWorkTree), and every path
- * uncomparedPaths reports, excluding `excludeRel` (the artifact root when it sits inside the
- * repository). Returns null when git cannot answer (which callers treat as a problem, never a pass).
+ * never taken as unchanged on the index's stat data: gitHashingWorkTree), under the artifact root
+ * too, and every path uncomparedPaths reports (untracked ones outside `excludeRel`, the artifact
+ * root when it sits inside the repository). Returns null when git cannot answer (which callers
+ * treat as a problem, never a pass).
  */
 export async function changesSince(
   repoRoot: string,
@@ -213,7 +226,7 @@ export async function changesSince(
       '-z',
       '--no-renames',
       commit,
-      ...scopeSpec(excludeRel),
+      ...scopeSpec(null),
     ]),
     uncomparedPaths(repoRoot, excludeRel),
   ]);
@@ -223,17 +236,19 @@ export async function changesSince(
 
 /**
  * What a diff against a commit cannot show, or shows only on the agent's say-so (the index and
- * `.git/info` are agent-written), outside `excludeRel`, named from the top level:
- * - untracked files that the `.gitignore` files in the work tree do not ignore: never
- *   `.git/info/exclude` nor `core.excludesFile`, which hide files without any commit;
- * - untracked `.gitignore` files that are ignored (one can ignore itself and what it hides);
+ * `.git/info` are agent-written), named from the top level:
+ * - untracked files outside `excludeRel` that the `.gitignore` files in the work tree do not
+ *   ignore: never `.git/info/exclude` nor `core.excludesFile`, which hide files without any commit;
+ * - untracked `.gitignore` files outside `excludeRel` that are ignored (one can ignore itself and
+ *   what it hides);
  * - index entries flagged skip-worktree (tag `S`; every path outside a sparse checkout has it) or
- *   assume-unchanged (a lower-case tag): git neither reads nor compares their files, so each is
- *   reported whatever its bytes. A repository using sparse checkout cannot pass.
+ *   assume-unchanged (a lower-case tag), under the artifact root too: git neither reads nor
+ *   compares their files, so each is reported whatever its bytes. A repository using sparse
+ *   checkout cannot pass.
  * Null when git cannot answer, and when a submodule is checked out (checkedOutSubmodule).
  */
 export function uncomparedPaths(repoRoot: string, excludeRel: string | null): Promise<string[] | null> {
-  return uncomparedWith(repoRoot, excludeRel, indexEntries(repoRoot, excludeRel));
+  return uncomparedWith(repoRoot, excludeRel, indexEntries(repoRoot));
 }
 
 async function uncomparedWith(
@@ -265,8 +280,9 @@ interface IndexEntry {
 }
 
 /** The index entries outside `excludeRel`, or null when git cannot list them. */
-async function indexEntries(repoRoot: string, excludeRel: string | null): Promise<IndexEntry[] | null> {
-  const r = await git(repoRoot, ['ls-files', '-v', '-s', '--full-name', '-z', ...scopeSpec(excludeRel)]);
+/** Every index entry under `repoRoot` (tracked paths are never left out: the artifact root's neither). */
+async function indexEntries(repoRoot: string): Promise<IndexEntry[] | null> {
+  const r = await git(repoRoot, ['ls-files', '-v', '-s', '--full-name', '-z', ...scopeSpec(null)]);
   if (r.exitCode !== 0) return null;
   // `<tag> <mode> <object> <stage>\t<path>`
   return names(r.stdout).map((entry) => {
@@ -304,30 +320,39 @@ export async function committedObjectId(repoRoot: string, path: string): Promise
 }
 
 /**
- * `git status --porcelain=v2 --branch` of the working tree that changesSince compares, the artifact
- * root left out: HEAD's commit, every index and working-tree change against it (each file hashed,
- * gitHashingWorkTree), and every untracked file that is not ignored (one entry each). Throws when
- * git cannot answer, and when a submodule is checked out (checkedOutSubmodule).
+ * `git status --porcelain=v2 --branch` of the working tree that changesSince compares: HEAD's
+ * commit, every index and working-tree change against it (each file hashed, gitHashingWorkTree),
+ * and every untracked file that is not ignored (one entry each) except those under `excludeTop`
+ * (the artifact root, relative to the top level, as status names paths). Throws when git cannot
+ * answer, and when a submodule is checked out (checkedOutSubmodule).
  */
-export function workingTreeStatus(repoRoot: string, excludeRel: string | null): Promise<Buffer> {
-  return statusWith(repoRoot, excludeRel, indexEntries(repoRoot, excludeRel));
+export function workingTreeStatus(repoRoot: string, excludeTop: string | null): Promise<Buffer> {
+  return statusWith(repoRoot, excludeTop, indexEntries(repoRoot));
 }
 
 async function statusWith(
   repoRoot: string,
-  excludeRel: string | null,
+  excludeTop: string | null,
   indexed: Promise<IndexEntry[] | null>,
 ): Promise<Buffer> {
   const [r, entries] = await Promise.all([
     gitHashingWorkTree(repoRoot, [
       ...['status', '--porcelain=v2', '-z', '--branch', '--untracked-files=all', '--no-renames'],
-      ...['--ignore-submodules=dirty', ...scopeSpec(excludeRel)],
+      ...['--ignore-submodules=dirty', ...scopeSpec(null)],
     ]),
     indexed,
   ]);
   if (r.exitCode !== 0 || entries === null) throw new Error('git cannot report the working tree status');
   if (await checkedOutSubmodule(repoRoot, entries)) throw new Error('a submodule is checked out');
-  return Buffer.from(r.stdout);
+  const status = Buffer.from(r.stdout);
+  if (excludeTop === null) return status;
+  // A pathspec would leave out the root's tracked files too; only its untracked ones go.
+  const under = (path: string) => path === excludeTop || path.startsWith(`${excludeTop}/`);
+  const kept = status
+    .toString('utf8')
+    .split('\0')
+    .filter((entry) => !(entry.startsWith('? ') && under(entry.slice(2))));
+  return Buffer.from(kept.join('\0'), 'utf8');
 }
 
 /**
@@ -336,12 +361,12 @@ async function statusWith(
  */
 export async function workingTreeListing(
   repoRoot: string,
-  excludeRel: string | null,
+  scope: Pick<WorkingTreeScope, 'excludeRel' | 'excludeTop'>,
 ): Promise<{ status: Buffer; uncompared: string[] }> {
-  const indexed = indexEntries(repoRoot, excludeRel);
+  const indexed = indexEntries(repoRoot);
   const [status, uncompared] = await Promise.all([
-    statusWith(repoRoot, excludeRel, indexed),
-    uncomparedWith(repoRoot, excludeRel, indexed),
+    statusWith(repoRoot, scope.excludeTop, indexed),
+    uncomparedWith(repoRoot, scope.excludeRel, indexed),
   ]);
   if (uncompared === null) throw new Error('git cannot list the working tree');
   return { status, uncompared };
