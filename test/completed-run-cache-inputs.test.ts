@@ -10,9 +10,9 @@ import { writeArtifact } from './helpers/expect.js';
 /**
  * SPEC: the completed-run verdict cache never affects the trust decision. For a run whose
  * validators do not enumerate the artifact root (an ordinary run), the key binds exactly the files
- * they read by name, present or absent: one of those appearing after a cached read misses the
- * cache, while a file no validator reads is not an input and is answered from it (no walk of the
- * root on every read). The gate here is the real production-readiness rule, which reads its
+ * they read by name, present or absent, and the completion seals them too: one of those appearing
+ * after a cached read is drift, while a file no validator reads is not an input and is answered
+ * from the cache (no walk of the root on every read). The gate here is the real production-readiness rule, which reads its
  * assessment whenever the file exists, even with the node skipped (so it is never claimed).
  */
 const ASSESSMENT = DEFAULT_ARTIFACT_BY_NODE['production-readiness'];
@@ -48,16 +48,20 @@ async function completedRun(t: Test): Promise<{ b: TestBridge; runId: string }> 
   return { b, runId };
 }
 
-t.test('a file a validator reads by name, added after a cached read, misses the cache', async (t) => {
-  const { b, runId } = await completedRun(t);
-  const before = (await b.req('GET', '/health')).body.cache;
-  await writeArtifact(b.t.artifactRoot, ASSESSMENT, '{"schema":"harness.production-readiness.v2"}');
-  const got = await b.req('GET', `/runs/${runId}`);
-  t.equal(got.body.run.status, 'quarantined');
-  t.match(got.body.run.quarantine.reasons, [/^production-readiness: /]);
-  const after = (await b.req('GET', '/health')).body.cache;
-  t.equal(after.executions, before.executions + 1, 'the read after the addition ran the validators');
-});
+t.test(
+  'a file a validator reads by name, added after a cached read, is drift before any verdict',
+  async (t) => {
+    const { b, runId } = await completedRun(t);
+    const before = (await b.req('GET', '/health')).body.cache;
+    await writeArtifact(b.t.artifactRoot, ASSESSMENT, '{"schema":"harness.production-readiness.v2"}');
+    const got = await b.req('GET', `/runs/${runId}`);
+    t.equal(got.body.run.status, 'quarantined');
+    // The completion sealed the input as absent: its appearance is drift, whatever a verdict says.
+    t.same(got.body.run.quarantine.reasons, [`finish-line document ${ASSESSMENT} appeared after completion`]);
+    const after = (await b.req('GET', '/health')).body.cache;
+    t.same(after, before, 'decided by the seal: neither a cache hit nor a validator run');
+  },
+);
 
 t.test('a file no validator reads, added after a cached read, is answered from the cache', async (t) => {
   const { b, runId } = await completedRun(t);

@@ -1,4 +1,4 @@
-import { rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { cleanup, ev, startTestBridge } from './helpers/bridge.js';
@@ -144,5 +144,45 @@ t.test(
     t.match(res.body.problems, [/handoff\/final\.md changed after completion/]);
     const got = await b.req('GET', '/runs/r6');
     t.equal(got.body.run.status, 'quarantined', 'the read agrees: the repeat quarantined the run');
+  },
+);
+
+t.test(
+  'finish-line documents the completion read are sealed: drift in any quarantines the run',
+  async (t) => {
+    // The validators pass whatever the documents say: only the seal can notice them changing.
+    const b = await startTestBridge(undefined, { finishLine: async () => [] });
+    t.teardown(() => cleanup(b));
+    const root = b.t.artifactRoot;
+    const packet = (note: string) =>
+      JSON.stringify({ note, evidence: [{ path: 'notes/a.md', sha256: `sha256:${'0'.repeat(64)}` }] });
+    const cases: [string, () => Promise<unknown>, string][] = [
+      ['rewritten', () => writeFile(join(root, 'run/packet.json'), packet('v2')), 'run/packet.json changed'],
+      ['removed', () => rm(join(root, 'run/packet.json')), 'run/packet.json was removed'],
+      ['added', () => writeFile(join(root, 'rca/rca.json'), '{}'), 'rca/rca.json appeared'],
+      [
+        'named file edited',
+        () => writeFile(join(root, 'notes/a.md'), 'b\n'),
+        'a file the finish-line documents name',
+      ],
+    ];
+    for (const [i, [name, drift, reason]] of cases.entries()) {
+      const runId = `doc${i}`;
+      for (const dir of ['notes', 'rca', 'run']) await mkdir(join(root, dir), { recursive: true });
+      await rm(join(root, 'rca/rca.json'), { force: true });
+      await writeFile(join(root, 'notes/a.md'), 'a\n');
+      await writeFile(join(root, 'run/packet.json'), packet('v1'));
+      await driveToReady(b, runId);
+      t.equal((await complete(b, runId)).status, 201, `${name}: completed`);
+      t.equal(
+        (await b.req('GET', `/runs/${runId}`)).body.run.status,
+        'completed',
+        `${name}: unchanged, completed`,
+      );
+      await drift();
+      const got = await b.req('GET', `/runs/${runId}`);
+      t.equal(got.body.run.status, 'quarantined', `${name}: quarantined`);
+      t.match(got.body.run.quarantine.reasons.join('\n'), reason, `${name}: the reason says what drifted`);
+    }
   },
 );

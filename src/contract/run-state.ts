@@ -20,6 +20,12 @@ export interface CompletionSeal {
   artifacts: Record<string, string>;
   adapterSha256: string | null;
   validatorDigest: string;
+  /**
+   * The unclaimed documents the gate read (digest, or null when absent) and one digest over the
+   * paths they name; absent from seals written before 0.8.0's document seal.
+   */
+  documents?: Record<string, string | null>;
+  named?: string;
 }
 
 /** One journal entry as the domain sees it (the MAC chain is storage's business). */

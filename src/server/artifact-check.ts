@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { NAMED_PATHS_MAX } from '../contract/index.js';
+import { canonicalBytes } from '../storage/mac.js';
 import type { OpenRun } from '../storage/run-files.js';
 import { validatorInputs } from '../validators/finish-line.js';
 import { changedWhileChecked } from '../validators/verified-bytes.js';
@@ -54,7 +56,52 @@ export interface ArtifactCheck {
   digests: Map<string, string>;
   /** Paths checked that do not exist (no claim or document names them; otherwise a problem). */
   absent: Set<string>;
+  /** The unclaimed paths checked by name: the referenced documents and the validators' by-name inputs. */
+  byName: string[];
+  /** The unclaimed paths checked because a document names them. */
+  named: string[];
   problems: string[];
+}
+
+/**
+ * What a completion seals of the files its gate read beyond the claimed artifacts (whose claims
+ * carry their digests): each document and by-name input, with its digest or null when absent,
+ * and one digest over every path the documents name (a review inventory can name thousands, and
+ * the sealed record must fit the journal's record ceiling).
+ */
+export interface DocumentSeal {
+  documents: Record<string, string | null>;
+  named: string;
+}
+
+function namedDigest(check: ArtifactCheck): string {
+  const pairs = [...check.named].sort().map((path) => [path, check.digests.get(path) ?? null]);
+  return createHash('sha256').update(canonicalBytes(pairs)).digest('hex');
+}
+
+export function documentSeal(check: ArtifactCheck): DocumentSeal {
+  const documents: Record<string, string | null> = {};
+  for (const path of [...check.byName].sort()) documents[path] = check.digests.get(path) ?? null;
+  return { documents, named: namedDigest(check) };
+}
+
+/**
+ * SPEC: byte drift quarantines a completed run. Claims carry their own digests; this compares the
+ * other files the gate decided on with what the completion sealed, so a packet or RCA rewritten
+ * after completion (valid or not) is drift too. A seal from before this check has no documents.
+ */
+export function documentDrift(seal: Partial<DocumentSeal>, check: ArtifactCheck): string[] {
+  const problems: string[] = [];
+  for (const [path, sealed] of Object.entries(seal.documents ?? {})) {
+    const now = check.digests.get(path) ?? null;
+    if (now === sealed) continue;
+    if (sealed === null) problems.push(`finish-line document ${path} appeared after completion`);
+    else if (now === null) problems.push(`finish-line document ${path} was removed after completion`);
+    else problems.push(`finish-line document ${path} changed after completion`);
+  }
+  if (seal.named !== undefined && seal.named !== namedDigest(check))
+    problems.push('a file the finish-line documents name changed after completion');
+  return problems;
 }
 
 /**
@@ -76,14 +123,21 @@ export async function checkArtifacts(
   const digests = new Map<string, string>();
   const absent = new Set<string>();
   const problems: string[] = [];
-  if (root === null) return { digests, absent, problems };
+  if (root === null) return { digests, absent, byName: [], named: [], problems };
   const needles = [ctx.env.accessToken, ctx.env.humanToken, ctx.env.integrityKey.toString('utf8')];
   const claimed = run.state.artifacts;
   const inputs = validatorInputs({ runId: run.runId, config: run.config, state: run.state });
   const documents = [...new Set([...REFERENCED_DOCUMENTS, ...inputs.documents])];
   const { named, tooMany, read } = await namedPaths(ctx.pool, root, documents);
   if (tooMany !== null) problems.push(tooMany);
-  const paths = [...new Set([...Object.keys(claimed), ...documents, ...inputs.files, ...named.keys()])];
+  // A completed run's sealed documents are checked whatever the rules read now.
+  const sealed = Object.keys(run.state.completionSeal?.documents ?? {});
+  const byName = [...new Set([...documents, ...inputs.files, ...sealed])].filter(
+    (p) => !Object.hasOwn(claimed, p),
+  );
+  const byNameSet = new Set(byName);
+  const namedOnly = [...named.keys()].filter((p) => !Object.hasOwn(claimed, p) && !byNameSet.has(p));
+  const paths = [...new Set([...Object.keys(claimed), ...byName, ...namedOnly])];
   const expected = Object.fromEntries(Object.values(claimed).map((a) => [a.path, a.sha256]));
   const results = await ctx.pool.claimMany(root, paths, { needles, expected });
   for (const r of results) {
@@ -110,5 +164,5 @@ export async function checkArtifacts(
   for (const [doc, parsed] of read) {
     if (parsed !== (digests.get(doc) ?? null)) problems.push(changedWhileChecked(doc));
   }
-  return { digests, absent, problems: problems.sort() };
+  return { digests, absent, byName, named: namedOnly, problems: problems.sort() };
 }

@@ -3,7 +3,7 @@ import type { RunFacts } from '../validators/facts.js';
 import { structuralProblems } from '../validators/structural.js';
 import type { VerifiedDigests } from '../validators/verified-bytes.js';
 import type { HashPool } from '../workers/pool.js';
-import { type ArtifactCheck, checkArtifacts } from './artifact-check.js';
+import { type ArtifactCheck, checkArtifacts, type DocumentSeal, documentSeal } from './artifact-check.js';
 import type { BridgeContext } from './context.js';
 
 /** Every artifact the journal claims, at its latest claim per path. */
@@ -83,7 +83,7 @@ export function previewProblems(run: OpenRun): string[] {
 export async function completionGate(
   ctx: BridgeContext,
   run: OpenRun,
-): Promise<{ problems: string[]; digests: Map<string, string> }> {
+): Promise<{ problems: string[]; digests: Map<string, string>; documents: DocumentSeal }> {
   const facts = factsOf(run);
   const problems = structuralProblems(facts);
   const before = await checkArtifacts(ctx, run, 'gate');
@@ -106,8 +106,9 @@ export async function completionGate(
       problems.push(`artifact ${path} changed during the finish-line checks`);
   }
   // The completion seal records the claimed artifacts (at most one per node, plus a self-heal
-  // proposal). Paths a document names are checked above but not sealed: a review inventory can name
-  // every file under the root, and the sealed record must fit the journal's record ceiling.
+  // proposal), each unclaimed document and by-name input, and one digest over the paths the
+  // documents name: a review inventory can name every file under the root, and the sealed record
+  // must fit the journal's record ceiling.
   const claimed = new Map([...before.digests].filter(([path]) => Object.hasOwn(run.state.artifacts, path)));
-  return { problems: [...new Set(problems)], digests: claimed };
+  return { problems: [...new Set(problems)], digests: claimed, documents: documentSeal(before) };
 }

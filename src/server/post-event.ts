@@ -260,6 +260,7 @@ async function accept(
         artifacts: Object.fromEntries([...gate.digests].sort(([a], [b]) => a.localeCompare(b))),
         adapterSha256: config.adapter?.sha256 ?? null,
         validatorDigest: await ctx.validatorDigest(),
+        ...gate.documents,
       };
       break;
     }

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { canonicalBytes } from '../storage/mac.js';
 import type { OpenRun } from '../storage/run-files.js';
-import { type ArtifactCheck, checkArtifacts } from './artifact-check.js';
+import { type ArtifactCheck, checkArtifacts, documentDrift } from './artifact-check.js';
 import { factsOf, verifiedBy } from './completion.js';
 import type { BridgeContext } from './context.js';
 import { verdictInputsDigest } from './verdict-inputs.js';
@@ -90,12 +90,18 @@ export async function reverifyCompleted(ctx: BridgeContext, run: OpenRun): Promi
   const inputs = ctx.finishLine
     ? verdictInputsDigest(ctx.pool, run, ctx.env.repoRoot).catch(() => null)
     : Promise.resolve(null);
-  let drift = await checkArtifacts(ctx, run, 'read');
+  // The claims, the privacy scan and the documents the completion sealed.
+  const seal = run.state.completionSeal ?? {};
+  const check = async () => {
+    const artifacts = await checkArtifacts(ctx, run, 'read');
+    return { artifacts, problems: [...artifacts.problems, ...documentDrift(seal, artifacts)] };
+  };
+  let drift = await check();
   if (drift.problems.length > 0) {
     await delay(DRIFT_RECHECK_MS);
-    drift = await checkArtifacts(ctx, run, 'read');
+    drift = await check();
   }
   const problems = [...drift.problems, ...(await runtimeDrift(ctx, run))];
-  if (problems.length === 0) problems.push(...(await verdict(ctx, run, drift, await inputs)));
+  if (problems.length === 0) problems.push(...(await verdict(ctx, run, drift.artifacts, await inputs)));
   for (const p of problems) ctx.store.quarantine(run.runId, p);
 }
