@@ -49,7 +49,7 @@ t.test('a UI port in use stops the quick start: exit 2 naming HARNESS_UI_PORT, b
   t.match(
     stderr,
     new RegExp(
-      `^harness start: the UI server stopped \\(exit code 2\\), so the bridge is stopped too; if HARNESS_UI_PORT ${port} is in use`,
+      `^harness start: the UI server stopped \\(exit code 2\\), so the bridge is stopped too \\(its own message says why; if HARNESS_UI_PORT ${port} is in use`,
       'm',
     ),
   );
@@ -63,6 +63,22 @@ t.test('a UI port in use stops the quick start: exit 2 naming HARNESS_UI_PORT, b
     'the bridge closed: its lease is released',
   );
 });
+
+t.test(
+  'the UI settings reach the UI child: a proxy timeout out of range stops the quick start',
+  async (t) => {
+    const dir = await home(t);
+    const child = spawn(process.execPath, [CLI, 'start'], {
+      env: { ...startEnv(dir, '0'), HARNESS_BRIDGE_PROXY_TIMEOUT_MS: '5' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.resume();
+    const { code, stderr } = await exitOf(child);
+    t.equal(code, 2, stderr);
+    t.match(stderr, /^harness: .*HARNESS_BRIDGE_PROXY_TIMEOUT_MS/m, 'the UI names the variable');
+    t.match(stderr, /^harness start: the UI server stopped \(exit code 2\)/m);
+  },
+);
 
 t.test('with both ports free the quick start serves until SIGTERM, then exits 0', async (t) => {
   const dir = await home(t);

@@ -4,6 +4,18 @@ import { execa } from '#execa';
 import { closeOnSignal, exitWhenLeaseLost, serveBridge } from './bridge.js';
 import { describeDevFiles, ensureDevSetup, shellHints } from './init.js';
 
+/** The UI server's own settings, passed on when set: the UI child checks each (exit 2 naming it). */
+const UI_SETTINGS = ['HARNESS_UI_PORT', 'HARNESS_UI_HOST', 'HARNESS_BRIDGE_PROXY_TIMEOUT_MS'] as const;
+
+function uiSettings(): Record<string, string> {
+  const set: Record<string, string> = {};
+  for (const name of UI_SETTINGS) {
+    const value = process.env[name];
+    if (value) set[name] = value;
+  }
+  return set;
+}
+
 /**
  * The quick start (`npm start`): development credentials once (and any missing role file), then
  * the bridge in this process and the UI server as a child that receives only the access token and
@@ -26,8 +38,7 @@ export function registerStart(program: Command): void {
           PATH: process.env['PATH'] ?? '',
           HARNESS_BRIDGE_ACCESS_TOKEN: setup.env['HARNESS_BRIDGE_ACCESS_TOKEN'] ?? '',
           HARNESS_BRIDGE_URL: bridge.url,
-          ...(process.env['HARNESS_UI_PORT'] ? { HARNESS_UI_PORT: process.env['HARNESS_UI_PORT'] } : {}),
-          ...(process.env['HARNESS_UI_HOST'] ? { HARNESS_UI_HOST: process.env['HARNESS_UI_HOST'] } : {}),
+          ...uiSettings(),
         },
         stdout: 'inherit',
         stderr: 'inherit',
@@ -52,7 +63,7 @@ export function registerStart(program: Command): void {
         stopping = true;
         const how = r.exitCode !== undefined ? `exit code ${r.exitCode}` : `signal ${r.signal ?? 'unknown'}`;
         process.stderr.write(
-          `harness start: the UI server stopped (${how}), so the bridge is stopped too; if HARNESS_UI_PORT ${uiPort} is in use, set HARNESS_UI_PORT to a free port (0 picks one)\n`,
+          `harness start: the UI server stopped (${how}), so the bridge is stopped too (its own message says why; if HARNESS_UI_PORT ${uiPort} is in use, set HARNESS_UI_PORT to a free port, 0 picks one)\n`,
         );
         await bridge.close().catch((err: Error) => process.stderr.write(`harness start: ${err.message}\n`));
         process.exit(r.exitCode === 2 ? 2 : 1);
