@@ -1,11 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t from 'tap';
 import { execa } from '#execa';
-import { CLI } from './helpers/cli.js';
-import { json, startRecordingUpstream } from './helpers/recording-upstream.js';
+import { secret } from './helpers/bridge.js';
+import { CLI, clientStub } from './helpers/cli.js';
 
 /**
  * SPEC Authentication: the integrity key is held by the bridge process only, never by an agent. The
@@ -14,25 +10,9 @@ import { json, startRecordingUpstream } from './helpers/recording-upstream.js';
  * Each command first runs once without the key against the same recording stub, so "no request"
  * is measured against a command that does reach it. Needs `npm run build`.
  */
-const secret = () => randomBytes(32).toString('base64url');
 
 t.test('every bridge client refuses to start holding the integrity key, before any request', async (t) => {
-  const upstream = await startRecordingUpstream(
-    json(200, {
-      ok: true,
-      created: true,
-      seq: 0,
-      run: {
-        id: 'run-1',
-        status: 'running',
-        approvals: [],
-        completionPreview: { ready: true, problems: [] },
-      },
-    }),
-  );
-  t.teardown(() => upstream.close());
-  const root = await mkdtemp(join(tmpdir(), 'harness-refusal-'));
-  t.teardown(() => rm(root, { recursive: true, force: true }));
+  const { upstream, root } = await clientStub(t);
   const key = secret();
   const base = {
     PATH: process.env['PATH'] ?? '',

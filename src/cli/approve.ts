@@ -3,8 +3,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { Command } from 'commander';
 import { NODE_IDS, RUN_ID_PATTERN, type RunMode, SOURCES_BY_MODE } from '../contract/index.js';
 import type { RunViewT } from '../contract/views.js';
-import { refuseCredentialArguments } from './emit.js';
-import { refuseIntegrityKey, requireEnv, UsageError } from './env.js';
+import { refuseCredentialArguments, refuseIntegrityKey, requireEnv, UsageError } from './env.js';
 import { bridgeRequest, describeFailure } from './http.js';
 import { terminalText } from './terminal.js';
 

@@ -1,7 +1,7 @@
 import { type Command, Option } from 'commander';
 import type { RunEvent, RunMode } from '../contract/index.js';
 import { ACTORS, EVENT_SOURCES, EVENT_TYPES, NODE_IDS, RUN_MODES, STATUSES } from '../contract/index.js';
-import { CREDENTIAL_VARS, refuseIntegrityKey, requireEnv, UsageError } from './env.js';
+import { refuseIntegrityKey, requireEnv } from './env.js';
 import { bridgeRequest, describeFailure } from './http.js';
 import { terminalJson } from './terminal.js';
 
@@ -23,23 +23,6 @@ const OPTIONAL_FIELDS = [
   'approvalScope',
   'selfHealPrUrl',
 ] as const;
-
-/**
- * Credentials never come from arguments: process arguments are visible to every local user. An
- * argument carrying a credential value is refused before any request is made.
- */
-export function refuseCredentialArguments(
-  args: readonly string[],
-  env: NodeJS.ProcessEnv = process.env,
-): void {
-  for (const name of CREDENTIAL_VARS) {
-    const value = env[name];
-    if (value && args.some((a) => a.includes(value)))
-      throw new UsageError(
-        `an argument carries the value of ${name}; credentials are read from the environment only`,
-      );
-  }
-}
 
 export function registerEmit(program: Command): void {
   program
@@ -82,7 +65,6 @@ export function registerEmit(program: Command): void {
         opts: Record<string, string | undefined>,
       ) => {
         refuseIntegrityKey('harness emit');
-        refuseCredentialArguments(process.argv.slice(2));
         const token = requireEnv('HARNESS_BRIDGE_ACCESS_TOKEN');
         const mode = opts['mode'] as RunMode;
         const event: Record<string, unknown> = {

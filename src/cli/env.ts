@@ -55,3 +55,20 @@ export function refuseCredentials(
 export function refuseIntegrityKey(who: string, env: NodeJS.ProcessEnv = process.env): void {
   refuseCredentials(['HARNESS_BRIDGE_INTEGRITY_KEY'], who, env);
 }
+
+/**
+ * Credentials never come from arguments: process arguments are visible to every local user. An
+ * argument carrying a credential value is refused before any request is made.
+ */
+export function refuseCredentialArguments(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): void {
+  for (const name of CREDENTIAL_VARS) {
+    const value = env[name];
+    if (value && args.some((a) => a.includes(value)))
+      throw new UsageError(
+        `an argument carries the value of ${name}; credentials are read from the environment only`,
+      );
+  }
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
 import { registerCommands } from './commands.js';
-import { UsageError } from './env.js';
+import { refuseCredentialArguments, UsageError } from './env.js';
 import { terminalText } from './terminal.js';
 
 /**
@@ -23,6 +23,8 @@ const program = new Command('harness')
 await registerCommands(program);
 
 try {
+  // Every command: process arguments are visible to every local user (SPEC Authentication).
+  refuseCredentialArguments(process.argv.slice(2));
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) {

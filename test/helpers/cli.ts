@@ -1,7 +1,11 @@
 import { type ChildProcess, execFile } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CLI } from './paths.js';
+import { json, type RecordingUpstream, startRecordingUpstream } from './recording-upstream.js';
 
 export { CLI };
 
@@ -23,4 +27,30 @@ export function runVerify(env: NodeJS.ProcessEnv): Promise<{ code: number; stdou
     (r) => ({ code: 0, stdout: r.stdout }),
     (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
   );
+}
+
+/**
+ * A recording stand-in for the bridge that answers every request with a run just created (what a
+ * client command accepts), and a temporary HOME; both removed in teardown.
+ */
+export async function clientStub(t: {
+  teardown(fn: () => unknown): void;
+}): Promise<{ upstream: RecordingUpstream; root: string }> {
+  const upstream = await startRecordingUpstream(
+    json(200, {
+      ok: true,
+      created: true,
+      seq: 0,
+      run: {
+        id: 'run-1',
+        status: 'running',
+        approvals: [],
+        completionPreview: { ready: true, problems: [] },
+      },
+    }),
+  );
+  t.teardown(() => upstream.close());
+  const root = await mkdtemp(join(tmpdir(), 'harness-client-'));
+  t.teardown(() => rm(root, { recursive: true, force: true }));
+  return { upstream, root };
 }
