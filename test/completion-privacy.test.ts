@@ -126,7 +126,11 @@ t.test(
     );
     const got = await b.req('GET', '/runs/p6');
     t.equal(got.body.run.status, 'quarantined');
-    t.same(got.body.run.quarantine.reasons, ['artifact notes/extra.txt contains a bridge credential value']);
+    t.same(got.body.run.quarantine.reasons, [
+      'artifact notes/extra.txt contains a bridge credential value',
+      // The completion sealed what the packet's files held (test/completed-run-drift.test.ts).
+      'a file the finish-line documents name changed after completion',
+    ]);
     await expectRejected(
       t,
       b,

@@ -10,6 +10,7 @@ import {
   type TestBridge,
   type TestEnv,
 } from './helpers/bridge.js';
+import { runVerify } from './helpers/cli.js';
 import { allEvents, records } from './helpers/expect.js';
 
 /**
@@ -52,6 +53,35 @@ t.test('a torn tail is truncated and the run continues cleanly', async (t) => {
       const again = await restart(t, te);
       t.same(
         (await allEvents(again, 'r')).map((e) => e.id),
+        ['e0', 'e1', 'e2', 'e3', 'after'],
+      );
+    });
+  }
+});
+
+t.test('a last record missing only its newline is kept, not cut as torn', async (t) => {
+  // With the snapshot the close wrote (which covers that record) and without it.
+  for (const snapshot of [true, false]) {
+    t.test(snapshot ? 'with run.json' : 'without run.json', async (t) => {
+      const te = await seeded(t);
+      const paths = runPaths(te.dataDir, 'r');
+      const intact = await readFile(paths.journal);
+      t.equal(intact.at(-1), 0x0a);
+      await writeFile(paths.journal, intact.subarray(0, -1));
+      if (!snapshot) await rm(paths.snapshot);
+      const verify = await runVerify(te.env);
+      t.equal(verify.code, 0, verify.stdout);
+      t.match(verify.stdout, /^ok r \(4 events, 0 artifacts\)$/m, 'verify counts it, no torn tail');
+      const b = await restart(t, te);
+      const got = await b.req('GET', '/runs/r');
+      t.equal(got.body['run'].status, 'running', 'not quarantined');
+      t.equal(got.body['run'].eventCount, 4, 'the acknowledged record is still there');
+      t.ok((await b.journal('r')).equals(intact), 'its newline is written back');
+      const next = await b.req('POST', '/runs/r/events', ev({ id: 'after' }));
+      t.equal(next.status, 201);
+      t.equal(next.body['seq'], 4);
+      t.same(
+        (await allEvents(b, 'r')).map((e) => e['id']),
         ['e0', 'e1', 'e2', 'e3', 'after'],
       );
     });

@@ -71,8 +71,8 @@ t.test('a slow-to-parse packet does not hold GET /health while a completion read
   t.equal(stats.parsed - parsedBefore, 1, 'a read of the completed run parses nothing');
   t.ok(stats.hits > hits, 'its references came from the digest cache');
 
-  // Other bytes, another digest: parsed again.
+  // Other bytes, another digest: parsed again (and drift: the completion sealed the packet).
   await writeFile(join(b.t.artifactRoot, 'run/packet.json'), nested(depth - 1));
-  t.equal((await b.req('GET', '/runs/deep')).body.run.status, 'completed');
+  t.equal((await b.req('GET', '/runs/deep')).body.run.status, 'quarantined');
   t.equal(stats.parsed - parsedBefore, 2, 'an edited packet is parsed again');
 });

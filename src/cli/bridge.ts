@@ -4,6 +4,7 @@ import type { BridgeEnv } from '../server/env.js';
 import { startBridge } from '../server/start.js';
 import { StartupError } from '../storage/lease.js';
 import { UsageError } from './env.js';
+import { terminalText } from './terminal.js';
 
 /** The finish-line gate `harness bridge` runs: validator children of this installed code. */
 export async function finishLineGateFactory(): Promise<(e: BridgeEnv) => FinishLineGate> {
@@ -18,7 +19,9 @@ export async function serveBridge(
 ): Promise<{ url: string; close: () => Promise<void>; leaseLost: Promise<string> }> {
   const makeFinishLine = await finishLineGateFactory();
   try {
-    const bridge = await startBridge({ env, makeFinishLine });
+    // Storage's reports name runs and quote reasons (agent-chosen paths among them).
+    const log = (msg: string) => process.stderr.write(`harness bridge: ${terminalText(msg)}\n`);
+    const bridge = await startBridge({ env, makeFinishLine, log });
     process.stdout.write(`Server listening at ${bridge.url}\n`);
     return bridge;
   } catch (err) {

@@ -9,7 +9,8 @@ import { UsageError } from './env.js';
 /**
  * What `harness verify` checks, from the same read-only layout scan bridge startup refuses on
  * (storage/layout.ts): a symbolic link in the data directory or in a run directory (never
- * followed: a linked run is not read at all), pre-v0.8 state, and, when HARNESS_REVIEW_TRUST_SHA256
+ * followed: a linked run is not read at all), a special file where the bridge reads its own files
+ * (never read: a FIFO would hang the check), pre-v0.8 state, and, when HARNESS_REVIEW_TRUST_SHA256
  * is set, a run sealed under another review-trust pin. Each is reported UNVERIFIABLE (exit 2),
  * as each is an environment the bridge refuses to start in.
  */
@@ -25,17 +26,21 @@ export interface Layout {
   targets: Target[];
   /** Run IDs sealed under another pin than the one given. */
   otherPin: Set<string>;
-  /** A linked commit.log or commit-disputed.jsonl: never read, so no run's log records are checked. */
+  /**
+   * A linked (or special) commit.log or commit-disputed.jsonl: never read, so no run's log records
+   * are checked.
+   */
   logLinked: boolean;
 }
 
 const ARCHIVE = 'remove it, or archive the data directory and start with a fresh one';
 export const LINK_REASON = `a symbolic link, which the bridge never creates or follows and refuses to start with: ${ARCHIVE}`;
+export const SPECIAL_REASON = `a special file (a FIFO, a socket or a device), which the bridge never creates or reads and refuses to start with: ${ARCHIVE}`;
 export const LEGACY_REASON =
   'a legacy pre-v0.8 layout (raw JSONL events, a loose run.json, or a run directory without a signed run-config.json), which the bridge refuses to start with: archive it';
 export const OTHER_PIN_REASON =
   'sealed under a review-trust pin other than HARNESS_REVIEW_TRUST_SHA256, which the bridge refuses to start with: restore the pin the run was created under, or archive the data directory';
-export const LOG_LINK_REASON = `commit.log or commit-disputed.jsonl is a symbolic link, never followed: its records for this run cannot be checked`;
+export const LOG_LINK_REASON = `commit.log or commit-disputed.jsonl is a symbolic link or a special file, never read: its records for this run cannot be checked`;
 
 export async function layoutTargets(
   dataDir: string,
@@ -54,25 +59,27 @@ export async function layoutTargets(
   const found = await scanLayout(dataDir, key, trustPin).catch((err: Error) => {
     throw err instanceof StartupError ? new UsageError(err.message) : err;
   });
+  // Links and special files alike: entries never read.
   const links = new Map<string, string[]>();
-  for (const link of found.links) {
+  for (const link of [...found.links, ...found.special]) {
     const [top = link, inner] = link.split('/', 2);
     links.set(top, [...(links.get(top) ?? []), ...(inner === undefined ? [] : [inner])]);
   }
+  const special = new Set(found.special);
   const legacy = new Set(found.legacy);
   const byName = new Map(entries.map((e) => [e.name, e]));
   const target = (name: string, label: string): Target | null => {
     const entry = byName.get(name);
     if (entry === undefined) return null;
     const linked = links.get(name);
-    if (linked?.length === 0) return { dir: null, name: label, reason: LINK_REASON };
+    if (linked?.length === 0)
+      return { dir: null, name: label, reason: special.has(name) ? SPECIAL_REASON : LINK_REASON };
     if (linked) {
       const names = linked.sort().join(', ');
-      return {
-        dir: null,
-        name: label,
-        reason: `symbolic links in the run directory (${names}): ${LINK_REASON}`,
-      };
+      const what = linked.some((inner) => special.has(`${name}/${inner}`))
+        ? `special files in the run directory (${names}): ${SPECIAL_REASON}`
+        : `symbolic links in the run directory (${names}): ${LINK_REASON}`;
+      return { dir: null, name: label, reason: what };
     }
     // A run directory without a signed config is authenticated: that says which file is wrong.
     if (RUN_DIR_PATTERN.test(name) && entry.isDirectory()) return { dir: name, name: label };

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { NAMED_PATHS_MAX } from '../contract/index.js';
-import { canonicalBytes } from '../storage/mac.js';
 import type { OpenRun } from '../storage/run-files.js';
 import { validatorInputs } from '../validators/finish-line.js';
 import { changedWhileChecked } from '../validators/verified-bytes.js';
@@ -76,7 +75,9 @@ export interface DocumentSeal {
 
 function namedDigest(check: ArtifactCheck): string {
   const pairs = [...check.named].sort().map((path) => [path, check.digests.get(path) ?? null]);
-  return createHash('sha256').update(canonicalBytes(pairs)).digest('hex');
+  // JSON.stringify, not canonical JSON: a named path may hold a lone surrogate, which canonical
+  // JSON cannot encode; an array of strings and nulls serializes one way only.
+  return createHash('sha256').update(JSON.stringify(pairs)).digest('hex');
 }
 
 export function documentSeal(check: ArtifactCheck): DocumentSeal {

@@ -40,6 +40,11 @@ export interface StartOptions {
   >;
   /** How often the lease is checked and renewed (tests make it short); LEASE_RENEW_MS otherwise. */
   leaseRenewMs?: number;
+  /**
+   * Where storage and recovery report what they did: a run quarantined, a torn tail cut, records
+   * rewritten from the commit log, a snapshot skipped. `harness bridge` writes them to stderr.
+   */
+  log?: (msg: string) => void;
 }
 
 /**
@@ -78,6 +83,7 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
       trustPin: env.trustPin,
       configs,
       fence: lease.fence,
+      ...(opts.log ? { log: opts.log } : {}),
       ...opts.storage,
     });
   } catch (err) {

@@ -1,10 +1,10 @@
 import { constants } from 'node:fs';
-import { appendFile, lstat, open, readFile } from 'node:fs/promises';
+import { appendFile, lstat, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { scanJournal } from './journal.js';
 import { firstPrev, JournalAuthError, verifyLine } from './journal-record.js';
 import { macEqual } from './mac.js';
-import { LinkedFileError, openNoFollow } from './no-follow.js';
+import { LinkedFileError, openNoFollow, readNoFollow, readTextNoFollow } from './no-follow.js';
 import { isCanonicalRunId, runPaths } from './paths.js';
 
 /**
@@ -68,7 +68,7 @@ export async function readLogOffline(
   dataDir: string,
 ): Promise<{ logged: Map<string, string[]>; disputed: Disputed[] }> {
   const logged = new Map<string, string[]>();
-  const buf = await readFile(join(dataDir, COMMIT_LOG_FILE)).catch((err: NodeJS.ErrnoException) => {
+  const buf = await readNoFollow(join(dataDir, COMMIT_LOG_FILE)).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return Buffer.alloc(0);
     throw err;
   });
@@ -81,7 +81,7 @@ export async function readLogOffline(
 }
 
 async function readDisputed(path: string): Promise<Disputed[]> {
-  const text = await readFile(path, 'utf8').catch((err: NodeJS.ErrnoException) => {
+  const text = await readTextNoFollow(path).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return '';
     throw err;
   });

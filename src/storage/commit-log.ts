@@ -1,10 +1,11 @@
 import { constants } from 'node:fs';
-import { type FileHandle, open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { COMMIT_LOG_CHECKPOINT_BYTES } from '../contract/index.js';
 import { COMMIT_LOG_FILE, type Disputed, replayLog } from './commit-log-replay.js';
 import { datasync, truncateToEmpty, writeAll } from './fd-io.js';
 import { LeaseLostError } from './lease.js';
+import { openNoFollow } from './no-follow.js';
 
 const { O_APPEND, O_CREAT, O_DSYNC, O_RDWR } = constants;
 
@@ -76,7 +77,7 @@ export class CommitLog {
   ): Promise<{ commitLog: CommitLog; disputed: Disputed[] }> {
     const path = join(dataDir, COMMIT_LOG_FILE);
     // O_DSYNC: every write is durable when it returns, as if followed by fdatasync.
-    const handle = await open(path, O_RDWR | O_APPEND | O_CREAT | O_DSYNC, 0o600);
+    const handle = await openNoFollow(path, O_RDWR | O_APPEND | O_CREAT | O_DSYNC, 0o600);
     try {
       const disputed = await replayLog(dataDir, key, await handle.readFile(), opts.log ?? (() => {}));
       await handle.truncate(0);

@@ -61,6 +61,8 @@ export interface ScanOptions {
   untilDamage?: boolean;
 }
 
+const NEWLINE = Buffer.from('\n');
+
 /** Reads of this size keep a scan's memory bounded whatever the journal's size. */
 export const SCAN_CHUNK_BYTES = 1024 * 1024;
 
@@ -69,7 +71,8 @@ export const SCAN_CHUNK_BYTES = 1024 * 1024;
  * plus one record (the bridge never writes a line longer than JOURNAL_RECORD_MAX_BYTES), however
  * large the file, and entries go to `onEntry` instead of being collected. An incomplete last line
  * (no newline: a write torn by a crash, never acknowledged because its fdatasync had not
- * returned) is cut off; any complete line that fails authentication, or is longer than any record
+ * returned) is cut off, unless it authenticates as the next record, which lacks only its newline
+ * (written back, not cut); any complete line that fails authentication, or is longer than any record
  * the bridge writes, is an error, never skipped. `readOnly` (offline verification) opens the file
  * for reading only and reports a torn tail in `truncatedBytes` without cutting it.
  */
@@ -134,8 +137,29 @@ export async function scanJournal(
         len -= at;
       }
     }
-    const end = lineStart;
     const total = base + len;
+    // A last line that authenticates as the next record lacks only its newline: it is kept (and
+    // the newline written), never cut as torn. Anything else after the last newline is torn.
+    if (!overlong && len > 0) {
+      const seq = offsets.length;
+      const line = buf.toString('utf8', 0, len);
+      let r: JournalRecord | null = null;
+      try {
+        r = verifyLine(key, runId, line, seq, seq === 0 ? firstPrev(line, opts.genesis) : prev);
+      } catch {
+        r = null;
+      }
+      if (r !== null) {
+        onEntry?.({ seq, event: r.event, claim: r.claim, seal: r.seal ?? null });
+        offsets.push(lineStart);
+        macs.push(r.mac);
+        if (opts.readOnly) return { count: offsets.length, offsets, macs, size: total, truncatedBytes: 0 };
+        await handle.write(NEWLINE, 0, 1, total);
+        await handle.datasync();
+        return { count: offsets.length, offsets, macs, size: total + 1, truncatedBytes: 0 };
+      }
+    }
+    const end = lineStart;
     if (end < total && !opts.readOnly) {
       await handle.truncate(end);
       await handle.datasync();

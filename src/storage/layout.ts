@@ -1,10 +1,11 @@
 import type { Dirent } from 'node:fs';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunConfig } from '../contract/index.js';
 import { RUN_DIRECTORY_MAX } from '../contract/index.js';
-import { DISPUTED_FILE } from './commit-log-replay.js';
+import { COMMIT_LOG_FILE, DISPUTED_FILE } from './commit-log-replay.js';
 import { StartupError } from './lease.js';
+import { readTextNoFollow } from './no-follow.js';
 import { CONFIG_FILE, LEASE_FILE, MUTEX_FILE, RUN_DIR_PATTERN, runDirName, SNAPSHOT_FILE } from './paths.js';
 import { parseConfig } from './run-files.js';
 
@@ -15,6 +16,12 @@ export type LayoutConfigs = Map<string, RunConfig | Error>;
 export interface LayoutFindings {
   /** Symbolic links: a top-level entry, or `<run directory>/<entry>`. */
   links: string[];
+  /**
+   * Special files (FIFOs, sockets, devices) where the bridge reads its own files: `commit.log` or
+   * `commit-disputed.jsonl`, or `<run directory>/<entry>`. A read of a FIFO waits for a writer
+   * forever.
+   */
+  special: string[];
   /** Pre-v0.8 state: top-level entries (files, `<RUN_ID>` directories, run directories unsigned). */
   legacy: string[];
   /** Run IDs sealed under another review-trust pin (none when no pin is given). */
@@ -45,7 +52,8 @@ const isRunFile = (name: string): boolean =>
  * list of entries to archive. The bridge creates no symbolic link in the data directory and must
  * never follow one (a linked journal or commit log would be appended to wherever it points, a
  * linked directory would be read as a run it is not), so any link there, or in a run directory,
- * stops startup too. Interrupted run creations (`.tmp-run-*`) never held acknowledged data and are
+ * stops startup too, as does a special file (a FIFO, say) in a run directory or as the commit log:
+ * reading one waits forever. Interrupted run creations (`.tmp-run-*`) never held acknowledged data and are
  * removed. Every signed config is authenticated here, once: a run sealed under another
  * review-trust pin stops startup (SPEC Errors 7), since serving it would mean trusting a pin the
  * operator no longer vouches for, or silently dropping the run. A config that fails
@@ -99,7 +107,14 @@ export async function scanLayout(
       `HARNESS_DATA_DIR ${dataDir} holds more than ${maxRuns} entries that are not runs: remove them, or archive the data directory and start with a fresh one`,
     );
   }
-  const found: LayoutFindings = { links: [], legacy: [], otherPin: [], configs: new Map(), interrupted: [] };
+  const found: LayoutFindings = {
+    links: [],
+    special: [],
+    legacy: [],
+    otherPin: [],
+    configs: new Map(),
+    interrupted: [],
+  };
   for (const entry of entries) {
     const name = entry.name;
     // Both were just taken by this startup (lease.ts), each replacing or refusing what was there.
@@ -109,6 +124,8 @@ export async function scanLayout(
       found.interrupted.push(name);
     } else if (entry.isSymbolicLink()) {
       found.links.push(name);
+    } else if ((name === COMMIT_LOG_FILE || name === DISPUTED_FILE) && !entry.isFile()) {
+      found.special.push(name);
     } else if (!entry.isDirectory()) {
       if (isRunFile(name) || RUN_DIR_PATTERN.test(name)) found.legacy.push(name);
     } else if (RUN_DIR_PATTERN.test(name)) {
@@ -133,7 +150,12 @@ async function checkRunDir(
     for (const link of links.sort(byName)) found.links.push(`${name}/${link.name}`);
     return;
   }
-  const text = await readFile(join(path, CONFIG_FILE), 'utf8').catch(() => null);
+  const special = entries.filter((e) => !e.isFile() && !e.isDirectory());
+  if (special.length > 0) {
+    for (const entry of special.sort(byName)) found.special.push(`${name}/${entry.name}`);
+    return;
+  }
+  const text = await readTextNoFollow(join(path, CONFIG_FILE)).catch(() => null);
   if (text === null || !/"mac"\s*:\s*"[0-9a-f]{64}"/.test(text)) {
     found.legacy.push(name);
     return;
@@ -155,6 +177,11 @@ function refuse(dataDir: string, found: LayoutFindings): void {
   if (found.links.length > 0) {
     throw new StartupError(
       `HARNESS_DATA_DIR ${dataDir} holds symbolic links (${listed(found.links)}), which the bridge never creates or follows: remove them, or archive the data directory and start with a fresh one`,
+    );
+  }
+  if (found.special.length > 0) {
+    throw new StartupError(
+      `HARNESS_DATA_DIR ${dataDir} holds special files (${listed(found.special)}), FIFOs, sockets or devices where the bridge reads its own files, which it never creates: remove them, or archive the data directory and start with a fresh one`,
     );
   }
   if (found.legacy.length > 0) {

@@ -1,5 +1,5 @@
 import { fstatSync } from 'node:fs';
-import { type FileHandle, open, readFile, realpath, stat, unlink, utimes } from 'node:fs/promises';
+import { type FileHandle, open, realpath, stat, unlink, utimes } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { atomicWrite } from './atomic.js';
@@ -53,7 +53,7 @@ export async function acquireMutex(dataDir: string): Promise<() => Promise<void>
     handle = await open(path, 'wx', 0o600);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    const holder = parseHolder(await readFile(path, 'utf8').catch(() => ''));
+    const holder = parseHolder(await readTextNoFollow(path).catch(() => ''));
     const what = holder
       ? `a stale or active recovery mutex (pid ${holder.pid} since ${holder.startedAt})`
       : 'a malformed recovery mutex';
@@ -141,7 +141,7 @@ export async function acquireLease(
       `HARNESS_DATA_DIR ${dataDir} is already leased by another bridge process (a bridge in this process, pid ${process.pid})`,
     );
   }
-  const live = await liveHolder(path, await readFile(path, 'utf8').catch(() => null));
+  const live = await liveHolder(path, await readTextNoFollow(path).catch(() => null));
   if (live?.ageMs === null) {
     throw new StartupError(
       `HARNESS_DATA_DIR ${dataDir} is already leased by another bridge process (pid ${live.holder.pid})`,
@@ -167,7 +167,7 @@ export async function acquireLease(
   /** The holder the file names; null when it is gone or names none; undefined when unreadable now. */
   const holderNow = async (): Promise<Holder | null | undefined> => {
     try {
-      return parseHolder(await readFile(path, 'utf8'));
+      return parseHolder(await readTextNoFollow(path));
     } catch (err) {
       return (err as NodeJS.ErrnoException).code === 'ENOENT' ? null : undefined;
     }

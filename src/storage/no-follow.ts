@@ -3,39 +3,67 @@ import { type FileHandle, open } from 'node:fs/promises';
 
 /** 0 where the platform has no O_NOFOLLOW: the startup layout check is then the only guard. */
 const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const O_NONBLOCK = constants.O_NONBLOCK ?? 0;
 
 /** A run file found to be a symbolic link: never followed, so the run is not read. */
 export class LinkedFileError extends Error {
-  override readonly name = 'LinkedFileError';
+  override readonly name: string = 'LinkedFileError';
 }
 
 /**
- * Opens a file of a run directory (journal, snapshot, config) without following a symbolic link
- * at its last component. Startup refuses a data directory holding links, but one planted while the
- * bridge runs would otherwise be followed the next time the run is opened: a linked journal would
- * be appended to wherever it points. The error names no path (its text becomes a quarantine
- * reason that responses carry).
+ * A data-directory file found to be something else than a regular file (a FIFO, a socket, a
+ * device): refused wherever a link is, so it is a LinkedFileError too.
+ */
+export class NotRegularFileError extends LinkedFileError {
+  override readonly name = 'NotRegularFileError';
+}
+
+/**
+ * Opens a file of the data directory (journal, snapshot, config, commit log, lease) without
+ * following a symbolic link at its last component, and only if it is a regular file. Startup
+ * refuses a data directory holding links or special files, but one planted while the bridge runs
+ * would otherwise be followed the next time the run is opened: a linked journal would be appended
+ * to wherever it points, and a read of a FIFO waits for a writer forever. `O_NONBLOCK` makes the
+ * open itself return at once whatever the file is (it changes nothing for a regular file). The
+ * error names no path (its text becomes a quarantine reason that responses carry).
  */
 export async function openNoFollow(path: string, flags: number, mode?: number): Promise<FileHandle> {
+  let handle: FileHandle;
   try {
-    return await open(path, flags | O_NOFOLLOW, mode);
+    handle = await open(path, flags | O_NOFOLLOW | O_NONBLOCK, mode);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ELOOP')
-      throw new LinkedFileError('is a symbolic link, which the bridge does not follow');
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') throw new LinkedFileError('is a symbolic link, which the bridge does not follow');
+    // A FIFO opened for writing with no reader.
+    if (code === 'ENXIO') throw new NotRegularFileError('is not a regular file');
     throw err;
   }
+  const isFile = await handle.stat().then(
+    (s) => s.isFile(),
+    () => false,
+  );
+  if (!isFile) {
+    await handle.close();
+    throw new NotRegularFileError('is not a regular file');
+  }
+  return handle;
 }
 
 export const READ = constants.O_RDONLY;
 
-/** The whole text of a file, opened as `openNoFollow` opens it. */
-export async function readTextNoFollow(path: string): Promise<string> {
+/** The whole of a file, opened as `openNoFollow` opens it. */
+export async function readNoFollow(path: string): Promise<Buffer> {
   const handle = await openNoFollow(path, READ);
   try {
-    return await handle.readFile('utf8');
+    return await handle.readFile();
   } finally {
     await handle.close();
   }
+}
+
+/** The whole text of a file, opened as `openNoFollow` opens it. */
+export async function readTextNoFollow(path: string): Promise<string> {
+  return (await readNoFollow(path)).toString('utf8');
 }
 export const READ_WRITE = constants.O_RDWR;
 /** What 'a+' means: read and append, created if missing. */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JournalEntry, RunConfig, RunState } from '../contract/index.js';
 import { applyEntry, CONFIG_MAX_BYTES, emptyState, JOURNAL_MAX_BYTES } from '../contract/index.js';
@@ -8,7 +8,7 @@ import type { CommitLog } from './commit-log.js';
 import { IdIndex } from './id-index.js';
 import { JournalWriter, scanJournal } from './journal.js';
 import { mac, macEqual } from './mac.js';
-import { LinkedFileError } from './no-follow.js';
+import { LinkedFileError, readTextNoFollow } from './no-follow.js';
 import { isCanonicalRunId, type RunPaths, runDirName } from './paths.js';
 import { parseSealed, readSealed, writeSealed } from './sealed-file.js';
 import { readSnapshot, type SnapshotRead } from './snapshot.js';
@@ -193,7 +193,7 @@ export async function openRunFiles(
  */
 export async function claimedRunId(configPath: string, dir: string): Promise<string> {
   try {
-    const id = (JSON.parse(await readFile(configPath, 'utf8')) as { runId?: unknown }).runId;
+    const id = (JSON.parse(await readTextNoFollow(configPath)) as { runId?: unknown }).runId;
     if (typeof id === 'string' && isCanonicalRunId(id) && runDirName(id) === dir) return id;
   } catch {
     // not JSON: the directory name it is

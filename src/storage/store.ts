@@ -22,8 +22,7 @@ import { IdIndex } from './id-index.js';
 import { type Appended, JournalWriter, type ScanResult } from './journal.js';
 import { JournalAuthError } from './journal-record.js';
 import type { LayoutConfigs } from './layout.js';
-import { sha256Hex } from './mac.js';
-import { RUN_DIR_PATTERN, runPaths } from './paths.js';
+import { RUN_DIR_PATTERN, runDirName, runPaths } from './paths.js';
 import { QuarantineReasons } from './quarantine.js';
 import {
   claimedRunId,
@@ -39,6 +38,9 @@ import {
 import { type IndexEntry, RunIndex } from './run-index.js';
 import { SNAPSHOT_SCHEMA, writeSnapshot } from './snapshot.js';
 import type { LoadResult, QuarantineInfo, RunStorage } from './types.js';
+
+/** The creation time of a run known only by its directory: it sorts first. */
+const EPOCH = '1970-01-01T00:00:00.000Z';
 
 export type { LoadResult, QuarantineInfo } from './types.js';
 
@@ -115,25 +117,42 @@ export class RunStore implements RunStorage {
     return store;
   }
 
-  /** The index from every run directory's config; disputed commit-log records quarantine their run. */
+  /**
+   * The index from every run directory's config; disputed commit-log records quarantine their run.
+   * A directory whose config fails, or belongs to another run, is quarantined under the run it is
+   * named for when some authentic config names that run (two run directories swapped, or one
+   * copied over another), else under the ID its config claims if that matches, else under the
+   * directory's own name, the only identity left to trust.
+   */
   private async buildIndex(disputed: Disputed[]): Promise<void> {
     const opts = this.opts;
     const dirs = (await readdir(opts.dataDir)).filter((d) => RUN_DIR_PATTERN.test(d)).sort();
+    const read = await Promise.all(
+      dirs.map(async (dir) => {
+        const path = join(opts.dataDir, dir, 'run-config.json');
+        try {
+          const known = opts.configs?.get(dir);
+          if (known instanceof Error) throw known;
+          return { dir, path, config: known ?? (await readConfig(path, opts.integrityKey)) };
+        } catch (err) {
+          return { dir, path, error: err as Error };
+        }
+      }),
+    );
+    // Authentic configs by the directory their run belongs in, wherever they were found.
+    const belongs = new Map<string, RunConfig>();
+    for (const r of read) if (r.config) belongs.set(runDirName(r.config.runId), r.config);
     const entries: IndexEntry[] = [];
-    for (const dir of dirs) {
-      const path = join(opts.dataDir, dir, 'run-config.json');
-      try {
-        const known = opts.configs?.get(dir);
-        if (known instanceof Error) throw known;
-        const config = known ?? (await readConfig(path, opts.integrityKey));
-        if (`run-${sha256Hex(config.runId)}` !== dir)
-          throw new Error('run-config.json belongs to another run');
-        entries.push({ runId: config.runId, createdAt: config.createdAt });
-      } catch (err) {
-        const runId = await claimedRunId(path, dir);
-        entries.push({ runId, createdAt: '1970-01-01T00:00:00.000Z' });
-        this.quarantine(runId, `run-config.json: ${(err as Error).message}`);
+    for (const r of read) {
+      if (r.config && runDirName(r.config.runId) === r.dir) {
+        entries.push({ runId: r.config.runId, createdAt: r.config.createdAt });
+        continue;
       }
+      const own = belongs.get(r.dir);
+      const runId = own?.runId ?? (await claimedRunId(r.path, r.dir));
+      entries.push({ runId, createdAt: own?.createdAt ?? EPOCH });
+      const message = r.config ? 'run-config.json belongs to another run' : (r.error as Error).message;
+      this.quarantine(runId, `run-config.json: ${message}`);
     }
     this.index.load(entries);
     for (const d of disputed) if (this.has(d.runId)) this.quarantine(d.runId, d.reason);
@@ -231,9 +250,21 @@ export class RunStore implements RunStorage {
   async create(config: RunConfig): Promise<OpenRun> {
     this.requireLease();
     const paths = runPaths(this.opts.dataDir, config.runId);
-    await this.index.create({ runId: config.runId, createdAt: config.createdAt }, () =>
-      createRunFiles(this.opts.dataDir, paths, this.opts.integrityKey, config),
-    );
+    try {
+      await this.index.create({ runId: config.runId, createdAt: config.createdAt }, () =>
+        createRunFiles(this.opts.dataDir, paths, this.opts.integrityKey, config),
+      );
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
+      // The run's directory exists though the index has no run for it: startup found no
+      // authentic config naming this run there (indexed under the directory's name instead).
+      // Nothing is written over it; the run is quarantined, as every later request will see.
+      const reason = 'its run directory holds files that no authentic config attributes to this run';
+      this.index.load([{ runId: config.runId, createdAt: EPOCH }]);
+      this.quarantine(config.runId, reason);
+      throw new RunIntegrityError(reason);
+    }
     let journal: JournalWriter;
     try {
       journal = await JournalWriter.open(
