@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { type QuarantinedRunReadT, RUN_ID_PATTERN, type RunReadT } from '../contract/index.js';
 import { factsFromView, partialApprovalsNote } from '../validators/facts-from-view.js';
+import { localArtifactProblems } from '../validators/local-artifact-check.js';
 import { createFinishLineGate } from '../validators/runner.js';
 import { refuseIntegrityKey, requireEnv, UsageError } from './env.js';
 import { bridgeRequest, describeFailure } from './http.js';
@@ -9,8 +10,9 @@ import { terminalText } from './terminal.js';
 
 /**
  * `harness explain <runId> [--artifact-root D]`: why a run cannot complete yet, one line per
- * problem from the bridge's completionPreview, plus (with a readable artifact root) the local
- * content-validator verdict, run in the same credential-free child as the gate. A quarantined run
+ * problem from the bridge's completionPreview, plus (with a readable artifact root) the bridge's
+ * artifact drift and access-token checks (localArtifactProblems) and the local content-validator
+ * verdict, run in the same credential-free child as the gate. A quarantined run
  * prints its quarantine reasons instead. Exit 0 ready, 1 blocked, quarantined or failed, 2 usage.
  */
 export function registerExplain(program: Command): void {
@@ -45,11 +47,11 @@ export function registerExplain(program: Command): void {
       if (opts.artifactRoot !== undefined) {
         const realRoot = await realArtifactRoot(opts.artifactRoot);
         const gate = createFinishLineGate({ concurrency: 1, deadlineMs: 120_000 });
-        const local = await gate(factsFromView(run, realRoot), {
-          realRoot,
-          repoRoot: repoRootFromEnv(),
-          trustPin: run.trustPin,
-        });
+        const facts = factsFromView(run, realRoot);
+        const local = [
+          ...(await localArtifactProblems(facts, realRoot, token)),
+          ...(await gate(facts, { realRoot, repoRoot: repoRootFromEnv(), trustPin: run.trustPin })),
+        ];
         for (const p of local) if (!lines.includes(p)) lines.push(`local: ${p}`);
         const partial = partialApprovalsNote(run);
         if (partial !== null) process.stderr.write(`note: ${partial}\n`);

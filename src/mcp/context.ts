@@ -22,7 +22,8 @@ export class McpSession {
   private repoRoot: string | null = null;
 
   constructor(
-    private readonly token: string,
+    /** The access token: sent to the bridge, and looked for in artifacts (localArtifactProblems). */
+    readonly accessToken: string,
     readonly finishLine: LocalFinishLine,
     private readonly env: NodeJS.ProcessEnv = process.env,
   ) {}
@@ -33,7 +34,7 @@ export class McpSession {
         path,
         {
           method,
-          headers: { 'x-harness-bridge-token': this.token },
+          headers: { 'x-harness-bridge-token': this.accessToken },
           ...(body === undefined ? {} : { body }),
         },
         this.env,

@@ -1,33 +1,14 @@
-import type { RunViewT } from '../contract/index.js';
-import { claimArtifact } from '../validators/artifact-root.js';
 import { factsFromView, partialApprovalsNote } from '../validators/facts-from-view.js';
+import { localArtifactProblems } from '../validators/local-artifact-check.js';
 import type { ToolDefinition } from './context.js';
 import { failure, success } from './result.js';
 import { confirmedRoot, fetchRunView } from './run-root.js';
 import { FinishLineCheckInput } from './schemas.js';
 
-/**
- * Claimed artifacts (every path the journal claims, latest claim per path) whose bytes no longer
- * match their verified claim: the bridge's gate re-hashes them and refuses the completion, so the
- * check says so first (same wording).
- */
-async function drifted(view: RunViewT, realRoot: string): Promise<string[]> {
-  const problems: string[] = [];
-  for (const claim of view.artifacts) {
-    try {
-      const now = await claimArtifact(realRoot, claim.path);
-      if (now.sha256 !== claim.sha256) problems.push(`artifact ${claim.path} changed since it was verified`);
-    } catch (err) {
-      problems.push(`artifact ${claim.path} cannot be re-verified: ${(err as Error).message}`);
-    }
-  }
-  return problems;
-}
-
 export const finishLineCheck: ToolDefinition = {
   name: 'harness.finish_line_check',
   description:
-    "List every problem that would block run.completed, without completing: the bridge's completion preview (required nodes passed or skipped with a reason, required artifacts verified, no pending approval, self-heal resolved), drift of verified artifacts, and the finish-line content validators run locally on the artifact root (proof.json as harness.proof.v1, production/layer-assessment.json covering all 13 layers, corrective-work RCA chain, and on commissioned runs review, packet, waivers). ready true means run.completed should be accepted.",
+    "List every problem that would block run.completed, without completing: the bridge's completion preview (required nodes passed or skipped with a reason, required artifacts verified, no pending approval, self-heal resolved), drift of verified artifacts, the access token's value in an artifact or a document the gate reads, and the finish-line content validators run locally on the artifact root (proof.json as harness.proof.v1, production/layer-assessment.json covering all 13 layers, corrective-work RCA chain, and on commissioned runs review, packet, waivers). ready true means run.completed should be accepted.",
   inputSchema: FinishLineCheckInput,
   async run(session, args) {
     const runId = String(args['runId']);
@@ -57,7 +38,8 @@ export const finishLineCheck: ToolDefinition = {
       trustPin: view.trustPin,
     });
     const bridgeProblems = view.completionPreview.problems;
-    const driftProblems = realRoot === null ? [] : await drifted(view, realRoot);
+    const driftProblems =
+      realRoot === null ? [] : await localArtifactProblems(facts, realRoot, session.accessToken);
     const problems = [...new Set([...bridgeProblems, ...driftProblems, ...validators])];
     const partial = partialApprovalsNote(view);
     return success({

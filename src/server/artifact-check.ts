@@ -1,17 +1,11 @@
 import { createHash } from 'node:crypto';
 import { NAMED_PATHS_MAX } from '../contract/index.js';
 import type { OpenRun } from '../storage/run-files.js';
+import { REFERENCED_DOCUMENTS } from '../validators/documents.js';
 import { validatorInputs } from '../validators/finish-line.js';
 import { changedWhileChecked } from '../validators/verified-bytes.js';
 import type { HashPool } from '../workers/pool.js';
 import type { BridgeContext } from './context.js';
-
-/**
- * Documents the privacy check covers beyond the claimed artifacts, when present, together with
- * every artifact they name. The RCA names no artifact: its `rootCause.location` is a repository
- * path (the defect's source file), not an artifact reference.
- */
-export const REFERENCED_DOCUMENTS = ['run/packet.json', 'review/review.json', 'rca/rca.json'];
 
 /**
  * Each artifact path named inside `documents` (the referenced documents, CONTRACT 6: "paths named

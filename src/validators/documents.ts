@@ -4,6 +4,13 @@ import { DOCUMENT_MAX_BYTES } from '../contract/index.js';
 import { ArtifactError, readArtifact } from './artifact-root.js';
 import { unverifiedRead, type VerifiedDigests } from './verified-bytes.js';
 
+/**
+ * Documents the bridge's privacy check covers beyond the claimed artifacts, when present, together
+ * with every artifact they name (CONTRACT 6: "paths named inside the packet, review and rca
+ * documents"). The RCA names no artifact: its `rootCause.location` is a repository path.
+ */
+export const REFERENCED_DOCUMENTS = ['run/packet.json', 'review/review.json', 'rca/rca.json'];
+
 export type Loaded =
   | { kind: 'ok'; value: unknown; sha256: string; bytes: Buffer }
   | { kind: 'missing' }

@@ -1,0 +1,43 @@
+import { documentRefsHere } from '../workers/document-refs.js';
+import { claimOne } from '../workers/tasks.js';
+import { REFERENCED_DOCUMENTS } from './documents.js';
+import type { RunFacts } from './facts.js';
+import { validatorInputs } from './finish-line.js';
+
+/**
+ * What the bridge's artifact and privacy check (server/artifact-check.ts) would refuse a
+ * completion for, as far as a client holding only the access token can tell, in the bridge's
+ * words: each claimed artifact re-hashed against its claim, and it, each referenced document and
+ * by-name validator input, and each artifact those documents name, scanned for the access
+ * token's value. That is the credential an agent holds; the human token and the integrity key it
+ * cannot leak, and this client does not hold them to look for. `harness explain` and
+ * `harness.finish_line_check` run it before saying a run is ready.
+ */
+export async function localArtifactProblems(
+  facts: RunFacts,
+  realRoot: string,
+  accessToken: string,
+): Promise<string[]> {
+  const needles = [accessToken];
+  const problems: string[] = [];
+  const claimed = Object.values(facts.state.artifacts);
+  for (const claim of claimed) {
+    const now = claimOne(realRoot, claim.path, needles);
+    if (!now.ok) {
+      problems.push(`artifact ${claim.path} cannot be re-verified: ${now.message}`);
+      continue;
+    }
+    if (now.sha256 !== claim.sha256) problems.push(`artifact ${claim.path} changed since it was verified`);
+    if (now.leaked) problems.push(`artifact ${claim.path} contains a bridge credential value`);
+  }
+  const inputs = validatorInputs(facts);
+  const documents = [...new Set([...REFERENCED_DOCUMENTS, ...inputs.documents])];
+  const named = (await documentRefsHere(realRoot, documents)).flatMap((d) => d.paths ?? []);
+  const skip = new Set(claimed.map((c) => c.path));
+  for (const path of new Set([...documents, ...inputs.files, ...named])) {
+    if (skip.has(path)) continue;
+    const now = claimOne(realRoot, path, needles);
+    if (now.ok && now.leaked) problems.push(`artifact ${path} contains a bridge credential value`);
+  }
+  return problems;
+}
