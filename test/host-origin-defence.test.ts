@@ -77,7 +77,7 @@ t.test('Host and Origin checks', async (t) => {
     'http://evil.example',
     `http://evil.example:${port}`,
     'https://evil.example',
-    `https://127.0.0.1:${port}`,
+    `ws://127.0.0.1:${port}`,
     'null',
     'file://',
     'not a url',
@@ -97,7 +97,15 @@ t.test('Host and Origin checks', async (t) => {
     });
   }
 
-  for (const origin of ['http://127.0.0.1:8788', 'http://localhost:5173', `http://127.0.0.1:${port}`]) {
+  // Loopback whatever the scheme a browser sends (CONTRACT 4 refuses non-loopback origins only).
+  for (const origin of [
+    'http://127.0.0.1:8788',
+    'http://localhost:5173',
+    `http://127.0.0.1:${port}`,
+    `https://127.0.0.1:${port}`,
+    'https://localhost:3000',
+    'https://[::1]',
+  ]) {
     t.test(`Origin ${origin} (loopback) is allowed`, async (t) => {
       const w = await post({ origin });
       t.equal(w.status, 201, w.text);

@@ -105,6 +105,11 @@ t.test('with both ports free the quick start serves until SIGTERM, then exits 0'
     'the approval shell sources approve.env in a subshell, told the bridge URL it is not the default',
   );
   t.notMatch(stdout, /\. \S*dev\.env/, 'no shell is told to source the bridge file');
+  t.match(
+    stdout,
+    /set \+a; export HARNESS_BRIDGE_URL=\S+; npx --no harness emit \.\.\./,
+    'the checkout CLI, as the README runs it',
+  );
   child.kill('SIGTERM');
   const { code, stderr } = await exited;
   t.equal(code, 0, stderr);

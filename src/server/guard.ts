@@ -102,7 +102,8 @@ function checkOrigin(origin: string | undefined): void {
       url = null;
     }
     const originHost = url?.hostname.replace(/^\[|\]$/g, '') ?? '';
-    if (url?.protocol !== 'http:' || !isLoopbackHost(originHost)) {
+    const web = url?.protocol === 'http:' || url?.protocol === 'https:';
+    if (!web || !isLoopbackHost(originHost)) {
       throw new BridgeError('origin_not_allowed', 'cross-site requests are not allowed');
     }
   }

@@ -39,11 +39,8 @@ export function strictQuery(url: string, spec: Spec): Record<string, number> {
     seen.add(name);
     const n = queryInteger(value);
     if (Number.isNaN(n) || n < range.min || n > range.max) {
-      problems.push(
-        range.max === CURSOR_MAX
-          ? `${name} must be an integer of at least ${range.min}`
-          : `${name} must be an integer from ${range.min} to ${range.max}`,
-      );
+      // A cursor's upper bound is the largest safe integer: named, so the message is never false.
+      problems.push(`${name} must be an integer from ${range.min} to ${range.max}`);
       continue;
     }
     out[name] = n;
