@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { constants } from 'node:fs';
+import { constants, existsSync } from 'node:fs';
 import fsp, { appendFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
@@ -136,13 +136,15 @@ t.test('a takeover between writing the lease and opening it refuses the start', 
   const original = fsp.open;
   let raced = false;
   fsp.open = (async (path: unknown, flags?: unknown, mode?: unknown) => {
-    // The first read-only open of the lease file, right after it was written: another bridge
+    // The first read-only open of the lease file once it exists, right after it was written
+    // (the check for a live holder before reads it while it is still missing): another bridge
     // takes the lease over first.
     if (
       path === lease &&
       typeof flags === 'number' &&
       (flags & (constants.O_WRONLY | constants.O_RDWR)) === 0 &&
-      !raced
+      !raced &&
+      existsSync(lease)
     ) {
       raced = true;
       await takeOver(te.dir);

@@ -1,4 +1,4 @@
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import t from 'tap';
 import { runPaths } from '../src/storage/paths.js';
 import { cleanup, ev, makeTestEnv, startTestBridge, type TestEnv } from './helpers/bridge.js';
@@ -21,6 +21,18 @@ async function seeded(runs: string[]): Promise<{ te: TestEnv; createdAt: Map<str
   await b.close();
   return { te, createdAt };
 }
+
+t.test('a config that names another run: the snapshot still names this one', async (t) => {
+  const { te } = await seeded(['rg']);
+  const paths = runPaths(te.dataDir, 'rg');
+  const config = await readFile(paths.config, 'utf8');
+  await writeFile(paths.config, config.replace('"runId":"rg"', '"runId":"rX"'));
+  const bridge = await startTestBridge(te);
+  t.teardown(() => cleanup(bridge));
+  const got = await bridge.req('GET', '/runs/rg');
+  t.equal(got.body['run']?.status, 'quarantined', JSON.stringify(got.body).slice(0, 200));
+  t.match(got.body['run'].quarantine.reasons, [/^run-config\.json: /]);
+});
 
 t.test('two swapped run directories: both runs quarantined under their own IDs', async (t) => {
   const { te, createdAt } = await seeded(['rb', 'rc', 'rd']);
@@ -53,8 +65,10 @@ t.test('a run directory whose config no longer names its run is not written over
   const { te } = await seeded(['re', 'rf']);
   const paths = runPaths(te.dataDir, 're');
   const config = await readFile(paths.config, 'utf8');
-  // The claimed ID no longer hashes to the directory: the run is indexed under the directory name.
+  // The claimed ID no longer hashes to the directory, and there is no snapshot to name the run:
+  // the run is indexed under the directory name.
   await writeFile(paths.config, config.replace('"runId":"re"', '"runId":"rX"'));
+  await rm(paths.snapshot);
   const bridge = await startTestBridge(te);
   t.teardown(() => cleanup(bridge));
   const before = await readFile(paths.journal);

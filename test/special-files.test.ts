@@ -1,17 +1,16 @@
 import { rm } from 'node:fs/promises';
-import { basename, dirname } from 'node:path';
 import t, { type Test } from 'tap';
 import { execa } from '#execa';
 import { COMMIT_LOG_FILE } from '../src/storage/commit-log-replay.js';
-import { runDirName, runPaths } from '../src/storage/paths.js';
+import { runPaths } from '../src/storage/paths.js';
 import { ev, makeTestEnv, startTestBridge, startupFailure, type TestEnv } from './helpers/bridge.js';
 import { runVerify } from './helpers/cli.js';
 
 /**
  * A read of a FIFO waits for a writer forever. The bridge reads only regular files in its data
- * directory: a special file found at startup stops it in one line (like a link), one planted
- * while it runs quarantines that run instead of hanging its reads and its shutdown, and `harness
- * verify` reports it UNVERIFIABLE rather than hanging. Needs `npm run build` (verify).
+ * directory: one in place of a run's file quarantines that run (at startup or when it is next
+ * opened) while the others are served, a commit log that is not a regular file stops startup in
+ * one line, and `harness verify` says so rather than hanging. Needs `npm run build` (verify).
  */
 const fifo = async (path: string) => {
   await rm(path, { force: true });
@@ -27,29 +26,36 @@ async function seeded(t: Test, runs: string[]): Promise<TestEnv> {
   return te;
 }
 
+const FILE_NAMES = { snapshot: 'run.json', journal: 'events.jsonl', config: 'run-config.json' } as const;
+
 for (const file of ['snapshot', 'journal', 'config'] as const) {
-  t.test(`a FIFO as a run's ${file}: startup refuses in one line, verify does not hang`, async (t) => {
+  t.test(`a FIFO as a run's ${file}: that run is quarantined, the others served`, async (t) => {
     const te = await seeded(t, ['fa', 'fb']);
-    const path = runPaths(te.dataDir, 'fa')[file];
-    await fifo(path);
-    const err = String(await startupFailure({ env: te.env }));
-    t.match(
-      err,
-      `holds special files (${basename(dirname(path))}/${basename(path)}), FIFOs, sockets or devices`,
-    );
+    await fifo(runPaths(te.dataDir, 'fa')[file]);
+    const reason = `${FILE_NAMES[file]}: is not a regular file`;
     const verify = await runVerify(te.env);
-    t.equal(verify.code, 2, verify.stdout);
-    t.match(verify.stdout, `UNVERIFIABLE ${runDirName('fa')}: special files in the run directory`);
+    t.equal(verify.code, 1, verify.stdout);
+    t.match(verify.stdout, `TAMPERED fa: ${reason}`);
     t.match(verify.stdout, /^ok fb \(/m, 'the other run is still verified');
+    const b = await startTestBridge(te);
+    t.teardown(() => b.close());
+    const got = await b.req('GET', '/runs/fa');
+    t.equal(got.body['run']?.status, 'quarantined', JSON.stringify(got.body).slice(0, 300));
+    t.match(got.body['run'].quarantine.reasons.join('\n'), reason);
+    t.equal((await b.req('POST', '/runs/fb/events', ev())).status, 201, 'the other run is served');
   });
 }
 
 t.test('a FIFO as commit.log: startup refuses in one line, verify does not hang', async (t) => {
   const te = await seeded(t, ['fc']);
   await fifo(`${te.dataDir}/${COMMIT_LOG_FILE}`);
-  t.match(String(await startupFailure({ env: te.env })), `holds special files (${COMMIT_LOG_FILE})`);
+  t.match(
+    String(await startupFailure({ env: te.env })),
+    `holds ${COMMIT_LOG_FILE} that is not a regular file`,
+  );
   const verify = await runVerify(te.env);
   t.equal(verify.code, 2, verify.stdout);
+  t.match(verify.stdout, `UNVERIFIABLE ${COMMIT_LOG_FILE}: not a regular file`);
 });
 
 for (const file of ['snapshot', 'journal'] as const) {
@@ -60,7 +66,7 @@ for (const file of ['snapshot', 'journal'] as const) {
     await fifo(runPaths(te.dataDir, 'fd')[file]);
     const got = await b.req('GET', '/runs/fd');
     t.equal(got.body['run']?.status, 'quarantined', JSON.stringify(got.body).slice(0, 300));
-    t.match(got.body['run'].quarantine.reasons.join('\n'), 'is not a regular file');
+    t.match(got.body['run'].quarantine.reasons.join('\n'), `${FILE_NAMES[file]}: is not a regular file`);
     t.equal((await b.req('POST', '/runs/fe/events', ev())).status, 201, 'the other run is served');
     await b.close();
     t.pass('the bridge closed');

@@ -9,8 +9,8 @@ import { UsageError } from './env.js';
 /**
  * What `harness verify` checks, from the same read-only layout scan bridge startup refuses on
  * (storage/layout.ts): a symbolic link in the data directory or in a run directory (never
- * followed: a linked run is not read at all), a special file where the bridge reads its own files
- * (never read: a FIFO would hang the check), pre-v0.8 state, and, when HARNESS_REVIEW_TRUST_SHA256
+ * followed: a linked run is not read at all), a commit log that is not a regular file (never
+ * read: a FIFO would hang the check), pre-v0.8 state, and, when HARNESS_REVIEW_TRUST_SHA256
  * is set, a run sealed under another review-trust pin. Each is reported UNVERIFIABLE (exit 2),
  * as each is an environment the bridge refuses to start in.
  */
@@ -35,7 +35,7 @@ export interface Layout {
 
 const ARCHIVE = 'remove it, or archive the data directory and start with a fresh one';
 export const LINK_REASON = `a symbolic link, which the bridge never creates or follows and refuses to start with: ${ARCHIVE}`;
-export const SPECIAL_REASON = `a special file (a FIFO, a socket or a device), which the bridge never creates or reads and refuses to start with: ${ARCHIVE}`;
+export const SPECIAL_REASON = `not a regular file (a FIFO, say), which the bridge never creates or reads and refuses to start with: ${ARCHIVE}`;
 export const LEGACY_REASON =
   'a legacy pre-v0.8 layout (raw JSONL events, a loose run.json, or a run directory without a signed run-config.json), which the bridge refuses to start with: archive it';
 export const OTHER_PIN_REASON =
@@ -59,7 +59,7 @@ export async function layoutTargets(
   const found = await scanLayout(dataDir, key, trustPin).catch((err: Error) => {
     throw err instanceof StartupError ? new UsageError(err.message) : err;
   });
-  // Links and special files alike: entries never read.
+  // Links and a special commit log alike: entries never read.
   const links = new Map<string, string[]>();
   for (const link of [...found.links, ...found.special]) {
     const [top = link, inner] = link.split('/', 2);
@@ -76,10 +76,11 @@ export async function layoutTargets(
       return { dir: null, name: label, reason: special.has(name) ? SPECIAL_REASON : LINK_REASON };
     if (linked) {
       const names = linked.sort().join(', ');
-      const what = linked.some((inner) => special.has(`${name}/${inner}`))
-        ? `special files in the run directory (${names}): ${SPECIAL_REASON}`
-        : `symbolic links in the run directory (${names}): ${LINK_REASON}`;
-      return { dir: null, name: label, reason: what };
+      return {
+        dir: null,
+        name: label,
+        reason: `symbolic links in the run directory (${names}): ${LINK_REASON}`,
+      };
     }
     // A run directory without a signed config is authenticated: that says which file is wrong.
     if (RUN_DIR_PATTERN.test(name) && entry.isDirectory()) return { dir: name, name: label };

@@ -4,6 +4,7 @@ import { judgeDamagedTail } from '../storage/commit-log-replay.js';
 import { type ScanResult, scanJournal } from '../storage/journal.js';
 import { JournalAuthError } from '../storage/journal-record.js';
 import { macEqual, sha256Hex } from '../storage/mac.js';
+import { LinkedFileError } from '../storage/no-follow.js';
 import { CONFIG_FILE, JOURNAL_FILE, SNAPSHOT_FILE } from '../storage/paths.js';
 import { claimedRunId, configMac, readConfig } from '../storage/run-files.js';
 import { SealError } from '../storage/sealed-file.js';
@@ -41,6 +42,9 @@ async function checkConfig(check: RunCheck, dir: string, key: Buffer): Promise<R
       check.unverifiable.push('run-config.json is unsigned: a legacy pre-v0.8 layout, archive it');
     } else if (err instanceof SealError) {
       check.tampered.push(`run-config.json: ${err.message} (or the key is not this bridge's)`);
+    } else if (err instanceof LinkedFileError) {
+      // Not a regular file (a FIFO, say): the bridge quarantines the run with the same words.
+      check.tampered.push(`run-config.json: ${err.message}`);
     } else {
       check.unverifiable.push(`run-config.json cannot be read (${errno(err) ?? String(err)})`);
     }
@@ -79,6 +83,7 @@ async function checkJournal(
         check.tampered.push(`events.jsonl: ${err.message}`);
       }
     } else if (errno(err) === 'ENOENT') check.tampered.push('events.jsonl is missing');
+    else if (err instanceof LinkedFileError) check.tampered.push(`events.jsonl: ${err.message}`);
     else check.unverifiable.push(`events.jsonl cannot be read (${errno(err) ?? String(err)})`);
     return null;
   }
@@ -90,7 +95,8 @@ async function checkSnapshot(check: RunCheck, dir: string, key: Buffer, scan: Sc
     snap = await readSnapshot(join(dir, SNAPSHOT_FILE), key);
   } catch (err) {
     if (errno(err) === 'ENOENT') return; // not written yet: the journal alone is authoritative
-    if (err instanceof SealError) check.tampered.push(`run.json: ${err.message}`);
+    if (err instanceof SealError || err instanceof LinkedFileError)
+      check.tampered.push(`run.json: ${err.message}`);
     else check.unverifiable.push(`run.json cannot be read (${errno(err) ?? String(err)})`);
     return;
   }

@@ -138,9 +138,10 @@ export async function scanJournal(
       }
     }
     const total = base + len;
-    // A last line that authenticates as the next record lacks only its newline: it is kept (and
-    // the newline written), never cut as torn. Anything else after the last newline is torn.
-    if (!overlong && len > 0) {
+    // A last line that is a whole record the bridge wrote (it ends where a record ends) and
+    // authenticates as the next one lacks only its newline: it is kept (and the newline written),
+    // never cut as torn. Anything else after the last newline is torn (or foreign) and cut.
+    if (!overlong && len > 0 && buf[len - 1] === 0x7d) {
       const seq = offsets.length;
       const line = buf.toString('utf8', 0, len);
       let r: JournalRecord | null = null;

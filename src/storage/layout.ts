@@ -5,7 +5,7 @@ import type { RunConfig } from '../contract/index.js';
 import { RUN_DIRECTORY_MAX } from '../contract/index.js';
 import { COMMIT_LOG_FILE, DISPUTED_FILE } from './commit-log-replay.js';
 import { StartupError } from './lease.js';
-import { readTextNoFollow } from './no-follow.js';
+import { NotRegularFileError, readTextNoFollow } from './no-follow.js';
 import { CONFIG_FILE, LEASE_FILE, MUTEX_FILE, RUN_DIR_PATTERN, runDirName, SNAPSHOT_FILE } from './paths.js';
 import { parseConfig } from './run-files.js';
 
@@ -17,9 +17,9 @@ export interface LayoutFindings {
   /** Symbolic links: a top-level entry, or `<run directory>/<entry>`. */
   links: string[];
   /**
-   * Special files (FIFOs, sockets, devices) where the bridge reads its own files: `commit.log` or
-   * `commit-disputed.jsonl`, or `<run directory>/<entry>`. A read of a FIFO waits for a writer
-   * forever.
+   * `commit.log` or `commit-disputed.jsonl` when it is not a regular file (a FIFO, a socket, a
+   * device, a directory): without its log the bridge can serve no run. A special file inside a
+   * run directory quarantines that run instead.
    */
   special: string[];
   /** Pre-v0.8 state: top-level entries (files, `<RUN_ID>` directories, run directories unsigned). */
@@ -52,8 +52,8 @@ const isRunFile = (name: string): boolean =>
  * list of entries to archive. The bridge creates no symbolic link in the data directory and must
  * never follow one (a linked journal or commit log would be appended to wherever it points, a
  * linked directory would be read as a run it is not), so any link there, or in a run directory,
- * stops startup too, as does a special file (a FIFO, say) in a run directory or as the commit log:
- * reading one waits forever. Interrupted run creations (`.tmp-run-*`) never held acknowledged data and are
+ * stops startup too, as does a commit log that is not a regular file (a FIFO, say: reading one
+ * waits forever). Interrupted run creations (`.tmp-run-*`) never held acknowledged data and are
  * removed. Every signed config is authenticated here, once: a run sealed under another
  * review-trust pin stops startup (SPEC Errors 7), since serving it would mean trusting a pin the
  * operator no longer vouches for, or silently dropping the run. A config that fails
@@ -150,12 +150,18 @@ async function checkRunDir(
     for (const link of links.sort(byName)) found.links.push(`${name}/${link.name}`);
     return;
   }
-  const special = entries.filter((e) => !e.isFile() && !e.isDirectory());
-  if (special.length > 0) {
-    for (const entry of special.sort(byName)) found.special.push(`${name}/${entry.name}`);
-    return;
+  let text: string | null;
+  try {
+    text = await readTextNoFollow(join(path, CONFIG_FILE));
+  } catch (err) {
+    // A FIFO, say, in its place: the run is quarantined (as a special journal or snapshot is
+    // when the run is opened), the others are served.
+    if (err instanceof NotRegularFileError) {
+      found.configs.set(name, err);
+      return;
+    }
+    text = null;
   }
-  const text = await readTextNoFollow(join(path, CONFIG_FILE)).catch(() => null);
   if (text === null || !/"mac"\s*:\s*"[0-9a-f]{64}"/.test(text)) {
     found.legacy.push(name);
     return;
@@ -181,7 +187,7 @@ function refuse(dataDir: string, found: LayoutFindings): void {
   }
   if (found.special.length > 0) {
     throw new StartupError(
-      `HARNESS_DATA_DIR ${dataDir} holds special files (${listed(found.special)}), FIFOs, sockets or devices where the bridge reads its own files, which it never creates: remove them, or archive the data directory and start with a fresh one`,
+      `HARNESS_DATA_DIR ${dataDir} holds ${listed(found.special)} that is not a regular file (the bridge never creates one): remove it, or archive the data directory and start with a fresh one`,
     );
   }
   if (found.legacy.length > 0) {
