@@ -150,6 +150,30 @@ t.test('a commit.log record that differs from the journal at its position is dis
   t.match(JSON.stringify(got.body), /commit\.log record 1 differs from the journal/);
 });
 
+t.test('a commit.log record for a run without a journal quarantines that run ID for good', async (t) => {
+  const b = await started(t);
+  await post(t, b, 'r', ids('e', 2));
+  const crashed = await crashImage(t, b);
+  const logPath = join(crashed.dataDir, COMMIT_LOG_FILE);
+  const line = (await readFile(logPath, 'utf8')).split('\n')[0]!;
+  await writeFile(logPath, `${await readFile(logPath, 'utf8')}ghost${line.slice(1)}\n`);
+  for (let start = 0; start < 2; start++) {
+    const r = await started(t, crashed);
+    const got = await r.req('GET', '/runs/ghost');
+    t.equal(
+      got.body.run?.status,
+      'quarantined',
+      `start ${start + 1}: ${JSON.stringify(got.body).slice(0, 200)}`,
+    );
+    t.match(got.body.run.quarantine.reasons, [/commit\.log names a run without a journal/]);
+    const w = await r.req('POST', '/runs/ghost/events', ev());
+    t.equal(w.status, 409, 'no event is acknowledged that a later start would hide');
+    t.equal(w.body.error, 'run_quarantined');
+    t.equal((await r.req('GET', '/runs/r')).body.run?.eventCount, 2, 'the other run is served');
+    await r.close();
+  }
+});
+
 t.test('a gap between the journal and commit.log is disputed, a torn last log line ignored', async (t) => {
   const b = await started(t);
   await post(t, b, 'r', ids('e', 4));

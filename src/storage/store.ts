@@ -22,7 +22,7 @@ import { IdIndex } from './id-index.js';
 import { type Appended, JournalWriter, type ScanResult } from './journal.js';
 import { JournalAuthError } from './journal-record.js';
 import type { LayoutConfigs } from './layout.js';
-import { RUN_DIR_PATTERN, runDirName, runPaths } from './paths.js';
+import { isCanonicalRunId, RUN_DIR_PATTERN, runDirName, runPaths } from './paths.js';
 import { QuarantineReasons } from './quarantine.js';
 import {
   claimedRunId,
@@ -155,7 +155,16 @@ export class RunStore implements RunStorage {
       this.quarantine(runId, `run-config.json: ${message}`);
     }
     this.index.load(entries);
-    for (const d of disputed) if (this.has(d.runId)) this.quarantine(d.runId, d.reason);
+    for (const d of disputed) {
+      // A run the log names without a journal has no directory: it is indexed all the same, so
+      // its ID is refused (409 run_quarantined) rather than created afresh, with writes answered
+      // 201 that a later start, still finding the disputed record, would then hide.
+      if (!this.has(d.runId)) {
+        if (!isCanonicalRunId(d.runId)) continue;
+        this.index.load([{ runId: d.runId, createdAt: EPOCH }]);
+      }
+      this.quarantine(d.runId, d.reason);
+    }
   }
 
   nextCreatedAt(): string {
