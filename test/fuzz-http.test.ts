@@ -182,7 +182,7 @@ const breakingHeader: fc.Arbitrary<Record<string, string>> = fc.oneof(
     .webUrl()
     .filter((u) => notLoopback(new URL(u).hostname))
     .map((origin) => ({ origin })),
-  fc.constantFrom('null', 'file://', `https://127.0.0.1:${port}`).map((origin) => ({ origin })),
+  fc.constantFrom('null', 'file://', `ws://127.0.0.1:${port}`).map((origin) => ({ origin })),
   fc.stringMatching(/^[A-Za-z0-9_-]{0,60}$/).map((tok) => ({ 'x-harness-bridge-token': tok })),
   fc
     .stringMatching(/^[a-z]{1,10}\/[a-z0-9.+-]{1,20}$/)
