@@ -127,18 +127,19 @@ export class RunStore implements RunStorage {
   private async buildIndex(disputed: Disputed[]): Promise<void> {
     const opts = this.opts;
     const dirs = (await readdir(opts.dataDir)).filter((d) => RUN_DIR_PATTERN.test(d)).sort();
-    const read = await Promise.all(
-      dirs.map(async (dir) => {
-        const path = join(opts.dataDir, dir, 'run-config.json');
-        try {
-          const known = opts.configs?.get(dir);
-          if (known instanceof Error) throw known;
-          return { dir, path, config: known ?? (await readConfig(path, opts.integrityKey)) };
-        } catch (err) {
-          return { dir, path, error: err as Error };
-        }
-      }),
-    );
+    // One at a time: a data directory holds up to 100000 runs (startup's layout check has usually
+    // authenticated every config already).
+    const read: { dir: string; path: string; config?: RunConfig; error?: Error }[] = [];
+    for (const dir of dirs) {
+      const path = join(opts.dataDir, dir, 'run-config.json');
+      try {
+        const known = opts.configs?.get(dir);
+        if (known instanceof Error) throw known;
+        read.push({ dir, path, config: known ?? (await readConfig(path, opts.integrityKey)) });
+      } catch (err) {
+        read.push({ dir, path, error: err as Error });
+      }
+    }
     // Authentic configs by the directory their run belongs in, wherever they were found.
     const belongs = new Map<string, RunConfig>();
     for (const r of read) if (r.config) belongs.set(runDirName(r.config.runId), r.config);
