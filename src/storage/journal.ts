@@ -71,9 +71,9 @@ export const SCAN_CHUNK_BYTES = 1024 * 1024;
  * plus one record (the bridge never writes a line longer than JOURNAL_RECORD_MAX_BYTES), however
  * large the file, and entries go to `onEntry` instead of being collected. An incomplete last line
  * (no newline: a write torn by a crash, never acknowledged because its fdatasync had not
- * returned) is cut off, unless it authenticates as the next record, which lacks only its newline
- * (written back, not cut); any complete line that fails authentication, or is longer than any record
- * the bridge writes, is an error, never skipped. `readOnly` (offline verification) opens the file
+ * returned) is cut off, unless it ends as a record does and authenticates as the next one: that
+ * record lacks only its newline, which is written back. Any complete line that fails
+ * authentication, or is longer than any record the bridge writes, is an error, never skipped. `readOnly` (offline verification) opens the file
  * for reading only and reports a torn tail in `truncatedBytes` without cutting it.
  */
 export async function scanJournal(

@@ -21,9 +21,9 @@ export class NotRegularFileError extends LinkedFileError {
 /**
  * Opens a file of the data directory (journal, snapshot, config, commit log, lease) without
  * following a symbolic link at its last component, and only if it is a regular file. Startup
- * refuses a data directory holding links or special files, but one planted while the bridge runs
- * would otherwise be followed the next time the run is opened: a linked journal would be appended
- * to wherever it points, and a read of a FIFO waits for a writer forever. `O_NONBLOCK` makes the
+ * refuses a data directory holding links, but one planted while the bridge runs would otherwise
+ * be followed the next time the run is opened: a linked journal would be appended to wherever it
+ * points. A read of a FIFO waits for a writer forever, wherever it is found. `O_NONBLOCK` makes the
  * open itself return at once whatever the file is (it changes nothing for a regular file). The
  * error names no path (its text becomes a quarantine reason that responses carry).
  */
