@@ -247,6 +247,19 @@ t.test("a run's run-config.json in another run's directory is tampering (exit 1)
   t.match(r.stdout, /^TAMPERED r1: run-config\.json belongs to another run$/m);
 });
 
+t.test(
+  'a run-config.json with no seal at all is a legacy layout, as startup judges it (exit 2)',
+  async (t) => {
+    for (const text of ['garbage', '', '{"runId":"r2"}']) {
+      const { dir, env } = await dataDir();
+      await writeFile(runPaths(dir, 'r2').config, text);
+      const r = await verify(env, 'r2');
+      t.equal(r.code, 2, `${JSON.stringify(text)}: ${r.stdout}${r.stderr}`);
+      t.match(r.stdout, /^UNVERIFIABLE r2: run-config\.json is unsigned: a legacy pre-v0\.8 layout/m);
+    }
+  },
+);
+
 t.test("a run's run.json in another run's directory is tampering (exit 1)", async (t) => {
   const { dir, env } = await dataDir();
   await copyFile(runPaths(dir, 'r1').snapshot, runPaths(dir, 'r2').snapshot);

@@ -3,8 +3,9 @@ import type { JournalEntry, RunConfig } from '../contract/index.js';
 import { judgeDamagedTail } from '../storage/commit-log-replay.js';
 import { type ScanResult, scanJournal } from '../storage/journal.js';
 import { JournalAuthError } from '../storage/journal-record.js';
+import { isSignedConfigText } from '../storage/layout.js';
 import { macEqual, sha256Hex } from '../storage/mac.js';
-import { LinkedFileError } from '../storage/no-follow.js';
+import { LinkedFileError, readTextNoFollow } from '../storage/no-follow.js';
 import { CONFIG_FILE, JOURNAL_FILE, SNAPSHOT_FILE } from '../storage/paths.js';
 import { claimedRunId, configMac, readConfig } from '../storage/run-files.js';
 import { SealError } from '../storage/sealed-file.js';
@@ -38,7 +39,11 @@ async function checkConfig(check: RunCheck, dir: string, key: Buffer): Promise<R
   } catch (err) {
     if (errno(err) === 'ENOENT') {
       check.unverifiable.push('run-config.json is missing (a pre-v0.8 or damaged run directory)');
-    } else if (err instanceof SealError && /unsigned$/.test(err.message)) {
+    } else if (
+      err instanceof SealError &&
+      !isSignedConfigText(await readTextNoFollow(path).catch(() => ''))
+    ) {
+      // As startup judges it (storage/layout.ts): no seal at all is a legacy layout, refused.
       check.unverifiable.push('run-config.json is unsigned: a legacy pre-v0.8 layout, archive it');
     } else if (err instanceof SealError) {
       check.tampered.push(`run-config.json: ${err.message} (or the key is not this bridge's)`);

@@ -75,6 +75,12 @@ export async function checkLayout(
 const isInterrupted = (name: string): boolean => name.startsWith('.tmp-run-');
 
 /**
+ * Whether a run-config.json's text carries a seal at all: one without (garbage, empty, pre-v0.8)
+ * is a legacy layout that stops startup; one with a seal that fails quarantines only its run.
+ */
+export const isSignedConfigText = (text: string): boolean => /"mac"\s*:\s*"[0-9a-f]{64}"/.test(text);
+
+/**
  * The read-only half of `checkLayout`: every finding, nothing removed, nothing followed (a linked
  * run directory is never entered). With `trustPin` null the pins are not compared.
  *
@@ -162,7 +168,7 @@ async function checkRunDir(
     }
     text = null;
   }
-  if (text === null || !/"mac"\s*:\s*"[0-9a-f]{64}"/.test(text)) {
+  if (text === null || !isSignedConfigText(text)) {
     found.legacy.push(name);
     return;
   }
