@@ -7,7 +7,8 @@ import { isSignedConfigText } from '../storage/layout.js';
 import { macEqual, sha256Hex } from '../storage/mac.js';
 import { LinkedFileError, readTextNoFollow } from '../storage/no-follow.js';
 import { CONFIG_FILE, JOURNAL_FILE, SNAPSHOT_FILE } from '../storage/paths.js';
-import { claimedRunId, configMac, readConfig } from '../storage/run-files.js';
+import { claimedRunId } from '../storage/run-attribution.js';
+import { configMac, readConfig } from '../storage/run-files.js';
 import { SealError } from '../storage/sealed-file.js';
 import { readSnapshot } from '../storage/snapshot.js';
 

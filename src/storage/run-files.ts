@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { JournalEntry, RunConfig, RunState } from '../contract/index.js';
 import { applyEntry, CONFIG_MAX_BYTES, emptyState, JOURNAL_MAX_BYTES } from '../contract/index.js';
 import { fsyncDir } from './atomic.js';
@@ -8,8 +8,8 @@ import type { CommitLog } from './commit-log.js';
 import { IdIndex } from './id-index.js';
 import { JournalWriter, scanJournal } from './journal.js';
 import { mac, macEqual } from './mac.js';
-import { LinkedFileError, readTextNoFollow } from './no-follow.js';
-import { isCanonicalRunId, type RunPaths, runDirName, SNAPSHOT_FILE } from './paths.js';
+import { LinkedFileError } from './no-follow.js';
+import { type RunPaths, runDirName } from './paths.js';
 import { parseSealed, readSealed, writeSealed } from './sealed-file.js';
 import { readSnapshot, type SnapshotRead } from './snapshot.js';
 
@@ -185,21 +185,4 @@ export async function openRunFiles(
     snapshotStale: snap?.state == null || from < scan.count,
     truncatedBytes: scan.truncatedBytes,
   };
-}
-
-/**
- * The run ID that a config which failed authentication claims, or failing that the run's snapshot
- * (a config replaced by something unreadable), trusted only if it hashes to the run's directory
- * name `dir` (no other ID does); otherwise that name, the only identity left to trust.
- */
-export async function claimedRunId(configPath: string, dir: string): Promise<string> {
-  for (const path of [configPath, join(dirname(configPath), SNAPSHOT_FILE)]) {
-    try {
-      const id = (JSON.parse(await readTextNoFollow(path)) as { runId?: unknown }).runId;
-      if (typeof id === 'string' && isCanonicalRunId(id) && runDirName(id) === dir) return id;
-    } catch {
-      // missing, unreadable or not JSON: the next claim, then the directory name
-    }
-  }
-  return dir;
 }

@@ -1,5 +1,3 @@
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import type {
   ArtifactClaim,
   CompletionSeal,
@@ -22,25 +20,21 @@ import { IdIndex } from './id-index.js';
 import { type Appended, JournalWriter, type ScanResult } from './journal.js';
 import { JournalAuthError } from './journal-record.js';
 import type { LayoutConfigs } from './layout.js';
-import { isCanonicalRunId, RUN_DIR_PATTERN, runDirName, runPaths } from './paths.js';
+import { isCanonicalRunId, runPaths } from './paths.js';
 import { QuarantineReasons } from './quarantine.js';
+import { attributeRunDirs, EPOCH } from './run-attribution.js';
 import {
-  claimedRunId,
   configMac,
   createRunFiles,
   type OpenRun,
   openRunFiles,
   RunIntegrityError,
-  readConfig,
   removeRunDirectory,
   writeConfig,
 } from './run-files.js';
-import { type IndexEntry, RunIndex } from './run-index.js';
+import { RunIndex } from './run-index.js';
 import { SNAPSHOT_SCHEMA, writeSnapshot } from './snapshot.js';
 import type { LoadResult, QuarantineInfo, RunStorage } from './types.js';
-
-/** The creation time of a run known only by its directory: it sorts first. */
-const EPOCH = '1970-01-01T00:00:00.000Z';
 
 export type { LoadResult, QuarantineInfo } from './types.js';
 
@@ -118,43 +112,13 @@ export class RunStore implements RunStorage {
   }
 
   /**
-   * The index from every run directory's config; disputed commit-log records quarantine their run.
-   * A directory whose config fails, or belongs to another run, is quarantined under the run it is
-   * named for when some authentic config names that run (two run directories swapped, or one
-   * copied over another), else under the ID its config claims if that matches, else under the
-   * directory's own name, the only identity left to trust.
+   * The index from every run directory's config (run-attribution.ts says which run each directory
+   * holds, and which are quarantined); disputed commit-log records quarantine their run.
    */
   private async buildIndex(disputed: Disputed[]): Promise<void> {
     const opts = this.opts;
-    const dirs = (await readdir(opts.dataDir)).filter((d) => RUN_DIR_PATTERN.test(d)).sort();
-    // One at a time: a data directory holds up to 100000 runs (startup's layout check has usually
-    // authenticated every config already).
-    const read: { dir: string; path: string; config?: RunConfig; error?: Error }[] = [];
-    for (const dir of dirs) {
-      const path = join(opts.dataDir, dir, 'run-config.json');
-      try {
-        const known = opts.configs?.get(dir);
-        if (known instanceof Error) throw known;
-        read.push({ dir, path, config: known ?? (await readConfig(path, opts.integrityKey)) });
-      } catch (err) {
-        read.push({ dir, path, error: err as Error });
-      }
-    }
-    // Authentic configs by the directory their run belongs in, wherever they were found.
-    const belongs = new Map<string, RunConfig>();
-    for (const r of read) if (r.config) belongs.set(runDirName(r.config.runId), r.config);
-    const entries: IndexEntry[] = [];
-    for (const r of read) {
-      if (r.config && runDirName(r.config.runId) === r.dir) {
-        entries.push({ runId: r.config.runId, createdAt: r.config.createdAt });
-        continue;
-      }
-      const own = belongs.get(r.dir);
-      const runId = own?.runId ?? (await claimedRunId(r.path, r.dir));
-      entries.push({ runId, createdAt: own?.createdAt ?? EPOCH });
-      const message = r.config ? 'run-config.json belongs to another run' : (r.error as Error).message;
-      this.quarantine(runId, `run-config.json: ${message}`);
-    }
+    const { entries, quarantines } = await attributeRunDirs(opts.dataDir, opts.integrityKey, opts.configs);
+    for (const [runId, reason] of quarantines) this.quarantine(runId, reason);
     this.index.load(entries);
     for (const d of disputed) {
       // A run the log names without a journal has no directory: it is indexed all the same, so

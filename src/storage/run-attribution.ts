@@ -1,0 +1,73 @@
+import { readdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { RunConfig } from '../contract/index.js';
+import type { LayoutConfigs } from './layout.js';
+import { readTextNoFollow } from './no-follow.js';
+import { isCanonicalRunId, RUN_DIR_PATTERN, runDirName, SNAPSHOT_FILE } from './paths.js';
+import { readConfig } from './run-files.js';
+import type { IndexEntry } from './run-index.js';
+
+/** The creation time of a run known only by its directory: it sorts first. */
+export const EPOCH = '1970-01-01T00:00:00.000Z';
+
+/**
+ * The run ID that a config which failed authentication claims, or failing that the run's snapshot
+ * (a config replaced by something unreadable), trusted only if it hashes to the run's directory
+ * name `dir` (no other ID does); otherwise that name, the only identity left to trust.
+ */
+export async function claimedRunId(configPath: string, dir: string): Promise<string> {
+  for (const path of [configPath, join(dirname(configPath), SNAPSHOT_FILE)]) {
+    try {
+      const id = (JSON.parse(await readTextNoFollow(path)) as { runId?: unknown }).runId;
+      if (typeof id === 'string' && isCanonicalRunId(id) && runDirName(id) === dir) return id;
+    } catch {
+      // missing, unreadable or not JSON: the next claim, then the directory name
+    }
+  }
+  return dir;
+}
+
+/**
+ * Which run each run directory holds, for the store's startup index, and which of them are
+ * quarantined (run ID, reason). A directory whose config fails, or belongs to another run, is
+ * quarantined under the run it is named for when some authentic config names that run (two run
+ * directories swapped, or one copied over another), else under the ID its config or snapshot
+ * claims if that hashes to it (claimedRunId), else under the directory's own name.
+ */
+export async function attributeRunDirs(
+  dataDir: string,
+  key: Buffer,
+  configs: LayoutConfigs | undefined,
+): Promise<{ entries: IndexEntry[]; quarantines: [string, string][] }> {
+  const dirs = (await readdir(dataDir)).filter((d) => RUN_DIR_PATTERN.test(d)).sort();
+  // One at a time: a data directory holds up to 100000 runs (startup's layout check has usually
+  // authenticated every config already).
+  const read: { dir: string; path: string; config?: RunConfig; error?: Error }[] = [];
+  for (const dir of dirs) {
+    const path = join(dataDir, dir, 'run-config.json');
+    try {
+      const known = configs?.get(dir);
+      if (known instanceof Error) throw known;
+      read.push({ dir, path, config: known ?? (await readConfig(path, key)) });
+    } catch (err) {
+      read.push({ dir, path, error: err as Error });
+    }
+  }
+  // Authentic configs by the directory their run belongs in, wherever they were found.
+  const belongs = new Map<string, RunConfig>();
+  for (const r of read) if (r.config) belongs.set(runDirName(r.config.runId), r.config);
+  const entries: IndexEntry[] = [];
+  const quarantines: [string, string][] = [];
+  for (const r of read) {
+    if (r.config && runDirName(r.config.runId) === r.dir) {
+      entries.push({ runId: r.config.runId, createdAt: r.config.createdAt });
+      continue;
+    }
+    const own = belongs.get(r.dir);
+    const runId = own?.runId ?? (await claimedRunId(r.path, r.dir));
+    entries.push({ runId, createdAt: own?.createdAt ?? EPOCH });
+    const message = r.config ? 'run-config.json belongs to another run' : (r.error as Error).message;
+    quarantines.push([runId, `run-config.json: ${message}`]);
+  }
+  return { entries, quarantines };
+}
