@@ -95,6 +95,18 @@ export async function scanJournal(
     let len = 0; // bytes of buf in use
     let lineStart = 0; // file offset of the line not yet ended
     let overlong = false; // inside a line already longer than any record
+    /** Authenticates `line` as the next record (chained to the last); throws if it is not. */
+    const verifyNext = (line: string): JournalRecord => {
+      const seq = offsets.length;
+      return verifyLine(key, runId, line, seq, seq === 0 ? firstPrev(line, opts.genesis) : prev);
+    };
+    /** Takes an authenticated record starting at file offset `at`. */
+    const take = (r: JournalRecord, at: number): void => {
+      onEntry?.({ seq: offsets.length, event: r.event, claim: r.claim, seal: r.seal ?? null });
+      offsets.push(at);
+      macs.push(r.mac);
+      prev = r.mac;
+    };
     for (;;) {
       const { bytesRead } = await handle.read(buf, len, chunk, base + len);
       if (bytesRead === 0) break;
@@ -107,20 +119,14 @@ export async function scanJournal(
         throw new JournalAuthError(`journal record ${offsets.length} exceeds its ceiling`);
       }
       while (nl >= 0) {
-        const seq = offsets.length;
-        const line = view.toString('utf8', at, nl);
         let r: JournalRecord;
         try {
-          if (seq === 0) prev = firstPrev(line, opts.genesis);
-          r = verifyLine(key, runId, line, seq, prev);
+          r = verifyNext(view.toString('utf8', at, nl));
         } catch (err) {
           if (!opts.untilDamage || !(err instanceof JournalAuthError)) throw err;
           return authenticPrefix(offsets, macs, base + at);
         }
-        onEntry?.({ seq, event: r.event, claim: r.claim, seal: r.seal ?? null });
-        offsets.push(base + at);
-        macs.push(r.mac);
-        prev = r.mac;
+        take(r, base + at);
         at = nl + 1;
         nl = view.indexOf(0x0a, at);
       }
@@ -142,18 +148,14 @@ export async function scanJournal(
     // authenticates as the next one lacks only its newline: it is kept (and the newline written),
     // never cut as torn. Anything else after the last newline is torn (or foreign) and cut.
     if (!overlong && len > 0 && buf[len - 1] === 0x7d) {
-      const seq = offsets.length;
-      const line = buf.toString('utf8', 0, len);
       let r: JournalRecord | null = null;
       try {
-        r = verifyLine(key, runId, line, seq, seq === 0 ? firstPrev(line, opts.genesis) : prev);
+        r = verifyNext(buf.toString('utf8', 0, len));
       } catch {
         r = null;
       }
       if (r !== null) {
-        onEntry?.({ seq, event: r.event, claim: r.claim, seal: r.seal ?? null });
-        offsets.push(lineStart);
-        macs.push(r.mac);
+        take(r, lineStart);
         if (opts.readOnly) return { count: offsets.length, offsets, macs, size: total, truncatedBytes: 0 };
         await handle.write(NEWLINE, 0, 1, total);
         await handle.datasync();
