@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import { NAMED_PATHS_MAX } from '../contract/index.js';
 import type { OpenRun } from '../storage/run-files.js';
-import { REFERENCED_DOCUMENTS } from '../validators/documents.js';
-import { validatorInputs } from '../validators/finish-line.js';
+import { checkedByName } from '../validators/finish-line.js';
 import { changedWhileChecked } from '../validators/verified-bytes.js';
 import type { HashPool } from '../workers/pool.js';
 import type { BridgeContext } from './context.js';
@@ -121,15 +120,12 @@ export async function checkArtifacts(
   if (root === null) return { digests, absent, byName: [], named: [], problems };
   const needles = [ctx.env.accessToken, ctx.env.humanToken, ctx.env.integrityKey.toString('utf8')];
   const claimed = run.state.artifacts;
-  const inputs = validatorInputs({ runId: run.runId, config: run.config, state: run.state });
-  const documents = [...new Set([...REFERENCED_DOCUMENTS, ...inputs.documents])];
+  const { documents, files } = checkedByName({ runId: run.runId, config: run.config, state: run.state });
   const { named, tooMany, read } = await namedPaths(ctx.pool, root, documents);
   if (tooMany !== null) problems.push(tooMany);
   // A completed run's sealed documents are checked whatever the rules read now.
   const sealed = Object.keys(run.state.completionSeal?.documents ?? {});
-  const byName = [...new Set([...documents, ...inputs.files, ...sealed])].filter(
-    (p) => !Object.hasOwn(claimed, p),
-  );
+  const byName = [...new Set([...documents, ...files, ...sealed])].filter((p) => !Object.hasOwn(claimed, p));
   const byNameSet = new Set(byName);
   const namedOnly = [...named.keys()].filter((p) => !Object.hasOwn(claimed, p) && !byNameSet.has(p));
   const paths = [...new Set([...Object.keys(claimed), ...byName, ...namedOnly])];

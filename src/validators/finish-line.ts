@@ -1,4 +1,5 @@
 import { correctiveWork, correctiveWorkInputs } from './corrective-work.js';
+import { REFERENCED_DOCUMENTS } from './documents.js';
 import { assuranceRequired, type ContentRule, type FinishLineEnv, type RunFacts } from './facts.js';
 import { type InputsOf, mergeInputs, type ValidatorInputs } from './inputs.js';
 import { postProofMutation, postProofMutationInputs } from './post-proof-mutation.js';
@@ -46,6 +47,17 @@ export function contentRulesFor(facts: RunFacts): readonly ContentRuleEntry[] {
  */
 export function validatorInputs(facts: RunFacts): ValidatorInputs {
   return mergeInputs(contentRulesFor(facts).map(([, , inputs]) => inputs(facts)));
+}
+
+/**
+ * What the artifact and privacy check reads by name beyond the claimed artifacts: the referenced
+ * documents and the rules' documents (whose named paths it follows as well), and the rules'
+ * by-name files. The bridge's check (server/artifact-check.ts) and a client's
+ * (local-artifact-check.ts) read the same set.
+ */
+export function checkedByName(facts: RunFacts): { documents: string[]; files: readonly string[] } {
+  const inputs = validatorInputs(facts);
+  return { documents: [...new Set([...REFERENCED_DOCUMENTS, ...inputs.documents])], files: inputs.files };
 }
 
 export interface FinishLineResult {

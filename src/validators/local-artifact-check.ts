@@ -1,8 +1,7 @@
 import { documentRefsHere } from '../workers/document-refs.js';
 import { claimOne } from '../workers/tasks.js';
-import { REFERENCED_DOCUMENTS } from './documents.js';
 import type { RunFacts } from './facts.js';
-import { validatorInputs } from './finish-line.js';
+import { checkedByName } from './finish-line.js';
 
 /**
  * What the bridge's artifact and privacy check (server/artifact-check.ts) would refuse a
@@ -30,11 +29,10 @@ export async function localArtifactProblems(
     if (now.sha256 !== claim.sha256) problems.push(`artifact ${claim.path} changed since it was verified`);
     if (now.leaked) problems.push(`artifact ${claim.path} contains a bridge credential value`);
   }
-  const inputs = validatorInputs(facts);
-  const documents = [...new Set([...REFERENCED_DOCUMENTS, ...inputs.documents])];
+  const { documents, files } = checkedByName(facts);
   const named = (await documentRefsHere(realRoot, documents)).flatMap((d) => d.paths ?? []);
   const skip = new Set(claimed.map((c) => c.path));
-  for (const path of new Set([...documents, ...inputs.files, ...named])) {
+  for (const path of new Set([...documents, ...files, ...named])) {
     if (skip.has(path)) continue;
     const now = claimOne(realRoot, path, needles);
     if (now.ok && now.leaked) problems.push(`artifact ${path} contains a bridge credential value`);
