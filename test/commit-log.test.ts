@@ -1,4 +1,4 @@
-import { constants } from 'node:fs';
+import { constants, existsSync } from 'node:fs';
 import { type FileHandle, open, readFile, realpath, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
@@ -169,6 +169,10 @@ t.test('a commit.log record for a run without a journal quarantines that run ID 
     const w = await r.req('POST', '/runs/ghost/events', ev());
     t.equal(w.status, 409, 'no event is acknowledged that a later start would hide');
     t.equal(w.body.error, 'run_quarantined');
+    t.notOk(
+      existsSync(runPaths(crashed.dataDir, 'ghost').dir),
+      'nothing stored: no run directory, no journal',
+    );
     t.equal((await r.req('GET', '/runs/r')).body.run?.eventCount, 2, 'the other run is served');
     await r.close();
   }

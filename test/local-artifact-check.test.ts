@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import { execa } from '#execa';
 import { cleanup, ev, startTestBridge, type TestBridge } from './helpers/bridge.js';
-import { writeArtifact } from './helpers/expect.js';
+import { records, writeArtifact } from './helpers/expect.js';
 import { connectMcp } from './helpers/mcp.js';
 import { CLI } from './helpers/paths.js';
 
@@ -63,8 +63,16 @@ t.test(
     t.equal(checked.body['ready'], false);
     t.ok(checked.body['problems'].includes(LEAK), 'the tool reports it');
 
+    const before = await b.journal('leaky');
     const refused = await b.req('POST', '/runs/leaky/events', completion);
     t.equal(refused.status, 409);
     t.ok(refused.body['problems'].includes(LEAK), 'the bridge refuses the completion in the same words');
+    const after = await b.journal('leaky');
+    t.ok(after.subarray(0, before.length).equals(before), 'earlier records untouched');
+    t.same(
+      records(after.subarray(before.length)).map((r) => r['event'].type),
+      ['run.blocked'],
+      'only the run.blocked that records the refusal is appended',
+    );
   },
 );

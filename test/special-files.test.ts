@@ -68,7 +68,7 @@ for (const file of ['snapshot', 'journal'] as const) {
     t.equal(got.body['run']?.status, 'quarantined', JSON.stringify(got.body).slice(0, 300));
     t.match(got.body['run'].quarantine.reasons.join('\n'), `${FILE_NAMES[file]}: is not a regular file`);
     t.equal((await b.req('POST', '/runs/fe/events', ev())).status, 201, 'the other run is served');
+    // A read hung on the FIFO would hold the shutdown too (the file's timeout would fail it).
     await b.close();
-    t.pass('the bridge closed');
   });
 }
