@@ -289,6 +289,8 @@ const everyVector = (touch: Hostile['touch']) =>
  * while the queries run. Git never reads that file, so no marker can appear and every answer is
  * the raw bytes'.
  */
+const ROUNDS = 40;
+
 t.test('a config rewritten in a loop while queries run defines nothing for git', async (t) => {
   const h = await repository(t);
   await commitFiles(h.repo, { '.gitattributes': '*.txt filter=f diff=f\n' });
@@ -325,7 +327,9 @@ t.test('a config rewritten in a loop while queries run defines nothing for git',
   t.teardown(() => {
     writer.kill('SIGKILL');
   });
-  for (let i = 0; i < 100; i++) {
+  // Each round starts several git processes while the config is swapped about every millisecond:
+  // one that read the hostile config would run a driver, and the markers would show it.
+  for (let i = 0; i < ROUNDS; i++) {
     const [changed, status] = await Promise.all([
       changesSince(h.repo, head, null),
       workingTreeStatus(h.repo, null),
@@ -339,7 +343,7 @@ t.test('a config rewritten in a loop while queries run defines nothing for git',
   const swaps = Number((await writer).stdout);
   t.ok(swaps >= 1000, `the writer swapped the config ${swaps} times while the queries ran`);
   t.same(await readdir(h.markers), [], 'no command of any config the writer wrote ran');
-  t.pass('100 rounds of changesSince and workingTreeStatus compared raw bytes');
+  t.pass(`${ROUNDS} rounds of changesSince and workingTreeStatus compared raw bytes`);
   // The writer was live: plain git with the hostile config runs its drivers.
   await writeFile(config, plain + everyVector(h.touch));
   await execa('git', ['status', '--porcelain'], { cwd: h.repo, reject: false });
