@@ -159,6 +159,28 @@ t.test('records only the commit log holds are unverifiable; disputed ones are ta
   t.match(d.stdout, /^TAMPERED r1: commit-disputed\.jsonl: commit\.log record 3 fails authentication/m);
 });
 
+t.test('a recovery mutex left behind is reported, read without following a link, and kept', async (t) => {
+  const { dir, env } = await dataDir();
+  const mutex = join(dir, 'recovery.mutex');
+  await writeFile(
+    mutex,
+    JSON.stringify({ pid: 4242, host: hostname(), startedAt: '2026-01-02T03:04:05.000Z' }),
+  );
+  const before = await tree(dir);
+  const r = await verify(env);
+  t.equal(r.code, 0, 'the runs themselves are intact');
+  t.equal(
+    r.stderr,
+    `harness verify: ${dir} holds a stale or active recovery mutex (pid 4242 since 2026-01-02T03:04:05.000Z): bridge startup refuses it until an operator who has confirmed that no startup is active deletes recovery.mutex\n`,
+  );
+  t.same(await tree(dir), before, 'the mutex is not removed, nothing is written');
+  await rm(mutex);
+  await symlink(join(dir, 'commit.log'), mutex);
+  t.match((await verify(env)).stderr, /holds a malformed recovery mutex: bridge startup refuses it/);
+  await rm(mutex);
+  t.equal((await verify(env)).stderr, '', 'no mutex, no line');
+});
+
 t.test('one flipped byte in each of the three files is tampering (exit 1)', async (t) => {
   const files = [
     ['config', '"artifactRoot":"/', /^TAMPERED r1: run-config\.json: .*fails authentication/m],

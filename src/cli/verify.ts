@@ -3,7 +3,8 @@ import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CREDENTIAL_MIN_BYTES, canonicalTrustPin, RUN_ID_PATTERN } from '../contract/index.js';
 import { judgeLogRecords, readLogOffline } from '../storage/commit-log-replay.js';
-import { leaseHolderNow } from '../storage/lease.js';
+import { leaseHolderNow, mutexLeftBehind } from '../storage/lease.js';
+import { MUTEX_FILE } from '../storage/paths.js';
 import { resolveRoot } from '../validators/artifact-root.js';
 import { HashPool } from '../workers/pool.js';
 import { requireEnv, UsageError } from './env.js';
@@ -173,6 +174,13 @@ export function registerVerify(program: Command): void {
         throw new UsageError('HARNESS_REVIEW_TRUST_SHA256 must be 64 hexadecimal characters');
       const key = Buffer.from(secret, 'utf8');
       const checks = await verifyDataDir(dataDir, runIds, key, new Progress(), pin);
+      // Not a run's integrity, so no exit code of its own: but the bridge will not start here, and
+      // records only commit.log holds wait for a start that replays them.
+      const mutex = await mutexLeftBehind(dataDir);
+      if (mutex !== null)
+        process.stderr.write(
+          `harness verify: ${terminalText(dataDir)} holds ${mutex}: bridge startup refuses it until an operator who has confirmed that no startup is active deletes ${MUTEX_FILE}\n`,
+        );
       if (checks.length === 0) process.stderr.write(`harness verify: no runs in ${terminalText(dataDir)}\n`);
       // Artifact roots and paths (and the problems naming them) are agent-chosen strings.
       for (const c of checks) process.stdout.write(`${terminalText(line(c))}\n`);

@@ -53,10 +53,7 @@ export async function acquireMutex(dataDir: string): Promise<() => Promise<void>
     handle = await open(path, 'wx', 0o600);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    const holder = parseHolder(await readTextNoFollow(path).catch(() => ''));
-    const what = holder
-      ? `a stale or active recovery mutex (pid ${holder.pid} since ${holder.startedAt})`
-      : 'a malformed recovery mutex';
+    const what = mutexDescription(await readTextNoFollow(path).catch(() => ''));
     throw new StartupError(
       `HARNESS_DATA_DIR holds ${what} at ${path}; it is never removed automatically: confirm no bridge startup is active, then delete that file`,
     );
@@ -65,6 +62,26 @@ export async function acquireMutex(dataDir: string): Promise<() => Promise<void>
   await handle.sync();
   await handle.close();
   return () => unlink(path);
+}
+
+function mutexDescription(text: string): string {
+  const holder = parseHolder(text);
+  return holder
+    ? `a stale or active recovery mutex (pid ${holder.pid} since ${holder.startedAt})`
+    : 'a malformed recovery mutex';
+}
+
+/**
+ * What a recovery mutex in `dataDir` says, as bridge startup would refuse on it, or null when there
+ * is none: for `harness verify`, which reads it (never through a link) and never removes it.
+ */
+export async function mutexLeftBehind(dataDir: string): Promise<string | null> {
+  const path = join(dataDir, MUTEX_FILE);
+  try {
+    return mutexDescription(await readTextNoFollow(path));
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? null : mutexDescription('');
+  }
 }
 
 /** A held lease's file is touched this often, so a bridge on another host can tell it is live. */
