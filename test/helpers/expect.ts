@@ -1,8 +1,10 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { Test } from 'tap';
+import { runPaths } from '../../src/storage/paths.js';
 import type { TestBridge } from './bridge.js';
 
 export type Res = { status: number; body: Record<string, any>; headers: Headers | Record<string, unknown> };
@@ -21,9 +23,36 @@ export function assertEnvelope(t: Tap, body: Record<string, any>, code?: string)
   );
 }
 
+/** The snapshot and its temporary files: derived, and written lazily, at any time. */
+const SNAPSHOT = /^\.?run\.json(\..*\.tmp)?$/;
+
+/**
+ * Every file of a run's directory but the snapshot (name -> SHA-256), or null when the run has
+ * none: a refusal must leave all of it as it was. The journal alone cannot show a run a refused
+ * first event or `POST /runs` left behind (a new run's journal is empty, as a missing one reads),
+ * nor a config sealed again.
+ */
+export async function storedRun(b: TestBridge, runId: string): Promise<Record<string, string> | null> {
+  const dir = runPaths(b.t.dataDir, runId).dir;
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  const files: Record<string, string> = {};
+  for (const name of names.filter((n) => !SNAPSHOT.test(n)).sort())
+    files[name] = createHash('sha256')
+      .update(await readFile(join(dir, name)))
+      .digest('hex');
+  return files;
+}
+
 /**
  * Sends a request that must be refused with `status`/`code`, and proves nothing was stored: the
- * run's journal is byte-for-byte what it was before.
+ * run's journal is byte-for-byte what it was before, and so is every other file of its directory
+ * (or it still has none).
  */
 export async function expectRejected(
   t: Tap,
@@ -34,11 +63,17 @@ export async function expectRejected(
   code: string,
 ): Promise<Res> {
   const before = await b.journal(runId);
+  const stored = await storedRun(b, runId);
   const res = await send();
   t.equal(res.status, status, `status ${status}: ${JSON.stringify(res.body).slice(0, 300)}`);
   assertEnvelope(t, res.body, code);
   const after = await b.journal(runId);
   t.ok(after.equals(before), 'journal bytes unchanged');
+  t.same(
+    await storedRun(b, runId),
+    stored,
+    stored === null ? 'no run directory left behind' : 'run files unchanged',
+  );
   return res;
 }
 
