@@ -301,5 +301,5 @@ t.test('a failed commit-log write fails its batch and stops further appends', as
   t.equal(health.status, 200, 'the bridge is alive');
   t.equal(health.body['storage'].ok, false, 'and says its storage failed');
   t.match(health.body['storage'].error, /commit log failed/);
-  t.same(records(await b.journal('r')).slice(0, 1), records(before), 'acknowledged records stay');
+  t.ok((await b.journal('r')).equals(before), 'acknowledged records stay, and nothing else was added');
 });

@@ -25,8 +25,14 @@ t.test('a completed run stays completed while nothing drifts, and the verdict ca
   t.equal(calls, 2, 'one execution for the first read, the rest from the cache');
   const health = await b.req('GET', '/health');
   t.same(health.body.cache, { executions: 1, hits: 2 });
-  const closed = await b.req('POST', '/runs/r1/events', ev({ nodeId: 'handoff' }));
-  t.equal(closed.body.error, 'run_closed');
+  await expectRejected(
+    t,
+    b,
+    'r1',
+    () => b.req('POST', '/runs/r1/events', ev({ nodeId: 'handoff' })),
+    409,
+    'run_closed',
+  );
 });
 
 t.test('byte drift in a required artifact quarantines the completed run', async (t) => {

@@ -109,7 +109,7 @@ t.test('a flipped byte in the run-config.json of a run without events', async (t
   t.teardown(() => cleanup(b));
   const got = await b.req('GET', '/runs/victim');
   t.equal(got.body['run'].status, 'quarantined', 'the forged title is never served');
-  t.not(got.body['run'].title, 'seedec');
+  t.not(got.body['run'].title, 'seedee', 'flip() turned the title seeded into seedee');
   t.match(got.body['run'].quarantine.reasons, [/^run-config\.json: .*fails authentication/]);
   await expectQuarantined(t, b, 'run-config.json');
 });
