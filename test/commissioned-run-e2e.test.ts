@@ -38,7 +38,14 @@ t.test('the gate refuses a review signed by a revoked key over HTTP, naming the 
   );
   const got = await c.b.req('GET', `/runs/${c.f.runId}`);
   t.equal(got.body.run.status, 'blocked');
-  const last = got.body.run.events.at(-1);
+  const events: { type: string; message: string }[] = got.body.run.events;
+  t.equal(got.body.run.eventPage.total, events.length, 'every event is on the page');
+  t.same(
+    events.filter((e) => e.type === 'run.completed' || e.type === 'run.blocked').map((e) => e.type),
+    ['run.blocked'],
+    'one run.blocked, and the completion is not stored',
+  );
+  const last = events.at(-1)!;
   t.match(last, { type: 'run.blocked', actor: 'system' });
   t.match(last.message, `review-signature: signing key ${c.keyId} is revoked`);
 });

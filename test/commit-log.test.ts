@@ -13,7 +13,7 @@ import {
   type TestEnv,
 } from './helpers/bridge.js';
 import { crashImage } from './helpers/crash-image.js';
-import { allEvents, records } from './helpers/expect.js';
+import { allEvents, expectRejected, records } from './helpers/expect.js';
 import { patchFs, pathOfFd } from './helpers/patch-fs.js';
 
 /** The whole body of a 500: the cause (an EBADF on a data-directory path here) is logged only. */
@@ -122,7 +122,14 @@ t.test(
       const bad = await r.req('GET', '/runs/bad');
       t.equal(bad.body.run?.status, 'quarantined', `round ${round}: quarantined`);
       t.match(JSON.stringify(bad.body), /commit\.log record 2 fails authentication/);
-      t.equal((await r.req('POST', '/runs/bad/events', ev({ id: 'x9' }))).status, 409, 'no writes');
+      await expectRejected(
+        t,
+        r,
+        'bad',
+        () => r.req('POST', '/runs/bad/events', ev({ id: 'x9' })),
+        409,
+        'run_quarantined',
+      );
       t.same(
         (await allEvents(r, 'good')).map((e) => e.id),
         ids('g', 2),

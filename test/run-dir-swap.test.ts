@@ -84,6 +84,14 @@ t.test('a run directory whose config no longer names its run is not written over
   );
   const got = await bridge.req('GET', '/runs/re');
   t.equal(got.body['run'].status, 'quarantined', 'every later read agrees');
-  t.equal((await bridge.req('POST', '/runs', { id: 're' })).status, 409);
+  const create = await bridge.req('POST', '/runs', { id: 're' });
+  t.equal(create.status, 409);
+  t.equal(create.body['error'], 'run_quarantined');
+  t.ok((await readFile(paths.journal)).equals(before), 'journal bytes unchanged after the create too');
+  t.equal(
+    await readFile(paths.config, 'utf8'),
+    config.replace('"runId":"re"', '"runId":"rX"'),
+    'config unchanged after the create too',
+  );
   t.equal((await bridge.req('POST', '/runs/rf/events', ev())).status, 201, 'the other run is served');
 });
