@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { cleanup, ev, startTestBridge } from './helpers/bridge.js';
-import { assertEnvelope, expectRejected } from './helpers/expect.js';
+import { assertEnvelope, expectRejected, storedRun } from './helpers/expect.js';
 
 /**
  * SPEC Authentication and Errors 2, CONTRACT 3: the human token travels only in its header. A body
@@ -132,6 +132,7 @@ t.test('credentials in bodies', async (t) => {
   });
 
   t.test('no answer echoes a credential, whatever carries it', async (t) => {
+    const journal = await b.journal(RUN);
     const answers = [
       await b.req('POST', `/runs/${RUN}/events`, ev({ [human]: 1 })),
       await b.req('POST', `/runs/${RUN}/events`, ev({ humanToken: human })),
@@ -149,6 +150,8 @@ t.test('credentials in bodies', async (t) => {
       const text = JSON.stringify(a.body);
       for (const s of [human, access, key]) t.notOk(text.includes(s), 'no credential in the answer');
     }
+    t.ok((await b.journal(RUN)).equals(journal), 'nothing was appended');
+    t.equal(await storedRun(b, 'x'), null, 'no run x was created');
   });
 
   t.test('nothing in the data directory holds a credential', async (t) => {
@@ -183,4 +186,5 @@ t.test('a long credential cut to 64 characters in an echo is still withheld', as
   // An ordinary unknown name is still named, so agents learn what is wrong.
   const plain = await b.req('POST', '/runs/x/events', ev({ colour: 'red' }));
   t.ok(plain.body['problems'].some((p: string) => p.includes('colour')));
+  t.equal(await storedRun(b, 'x'), null, 'no run x was created');
 });

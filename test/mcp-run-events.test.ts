@@ -1,5 +1,6 @@
 import t from 'tap';
 import { cleanup, startTestBridge } from './helpers/bridge.js';
+import { storedRun } from './helpers/expect.js';
 import { connectMcp, live } from './helpers/mcp.js';
 
 t.test('harness.start_run creates, repeats idempotently and refuses a conflicting repeat', async (t) => {
@@ -21,11 +22,14 @@ t.test('harness.start_run creates, repeats idempotently and refuses a conflictin
   t.equal(again.isError, false);
   t.equal(again.body['created'], false);
 
+  const stored = await storedRun(bridge, 'run-start');
   const conflict = await mcp.call('harness.start_run', { runId: 'run-start', title: 'other' });
   t.equal(conflict.isError, true);
   t.equal(conflict.body['error'], 'run_already_exists');
   t.equal(conflict.body['httpStatus'], 409);
   t.ok(conflict.body['problems'].some((p: string) => p.startsWith('title')));
+  t.same(await storedRun(bridge, 'run-start'), stored, 'the run, its config included, is unchanged');
+  t.equal((await bridge.req('GET', '/runs/run-start')).body['run'].title, 'via mcp');
 
   const badRoot = await mcp.call('harness.start_run', { runId: 'run-rel', artifactRoot: 'relative/dir' });
   t.equal(badRoot.body['error'], 'artifact_verification_failed');

@@ -66,6 +66,7 @@ t.test('a whole workflow through the tool server alone reaches a completed run',
 
   const after = await mcp.call('harness.finish_line_check', { runId });
   t.equal(after.body['completed'], true);
+  const journal = await bridge.journal(runId);
   const closed = await mcp.call('harness.write_artifact', {
     runId,
     nodeId: 'handoff',
@@ -74,4 +75,5 @@ t.test('a whole workflow through the tool server alone reaches a completed run',
   });
   t.equal(closed.body['error'], 'run_closed', 'a completed run is never rewritten');
   t.equal(await readFile(join(root, 'handoff/final.md'), 'utf8'), contents.handoff);
+  t.ok((await bridge.journal(runId)).equals(journal), 'nothing was appended');
 });
