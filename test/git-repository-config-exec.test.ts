@@ -5,9 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { execa } from '#execa';
+import { runPaths } from '../src/storage/paths.js';
 import { commitExists, isAncestor, showCommitted } from '../src/validators/git.js';
 import { GIT_ISOLATION_ENV } from '../src/validators/git-isolation.js';
 import { gitIn, makeTestEnv } from './helpers/bridge.js';
+import { records } from './helpers/expect.js';
 import { spawnBridge } from './helpers/spawned-bridge.js';
 
 /**
@@ -236,8 +238,17 @@ exit 1
       postFix: phase('2'.repeat(40), 0),
     }),
   );
+  const journal = runPaths(te.dataDir, 'leak1').journal;
+  const before = await readFile(journal);
   const done = await post({ type: 'run.completed', nodeId: 'handoff', status: 'passed' });
   t.equal(done.status, 409, 'the completion is refused');
+  const after = await readFile(journal);
+  t.ok(after.subarray(0, before.length).equals(before), 'earlier records untouched');
+  t.same(
+    records(after.subarray(before.length)).map((r) => r.event.type),
+    ['run.blocked'],
+    'only the run.blocked is stored',
+  );
   t.match(JSON.stringify(done.body), /pre-fix commit 1{40} does not exist/);
   t.equal(await readFile(loot, 'utf8').catch(() => ''), '', 'the script never ran');
 });

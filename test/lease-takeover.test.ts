@@ -218,9 +218,11 @@ for (const [what, refused] of [
     'a config',
     async (t: Test, b: TestBridge) => {
       const config = await readFile(runPaths(b.t.dataDir, 'r3').config);
+      const journal = await b.journal('r3');
       const first = ev({ artifactRoot: b.t.artifactRoot });
       t.equal((await b.req('POST', '/runs/r3/events', first)).status, 500, 'the root is not sealed');
       t.ok(config.equals(await readFile(runPaths(b.t.dataDir, 'r3').config)), 'run-config.json unchanged');
+      t.ok(journal.equals(await b.journal('r3')), 'nor is anything appended');
     },
   ],
 ] as const) {
