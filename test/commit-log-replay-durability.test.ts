@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { COMMIT_LOG_FILE } from '../src/storage/commit-log-replay.js';
@@ -61,6 +61,13 @@ for (const [what, damage] of [
     t.match(victim.body.run.quarantine.reasons, [
       'commit.log cannot be replayed: the journal is not a regular file',
     ]);
-    t.equal((await b.req('POST', '/runs/victim/events', ev())).body.error, 'run_quarantined');
+    const dir = runPaths(crashed.dataDir, 'victim').dir;
+    const entries = await readdir(dir);
+    const refused = await b.req('POST', '/runs/victim/events', ev());
+    t.equal(refused.status, 409);
+    t.equal(refused.body.error, 'run_quarantined');
+    t.same(await readdir(dir), entries, 'no file is added to the run');
+    const kind = await stat(journal);
+    t.ok(what === 'a directory' ? kind.isDirectory() : kind.isFIFO(), `the journal is still ${what}`);
   });
 }
