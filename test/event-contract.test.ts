@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import { EVENT_SOURCES, EVENT_TYPES, NODE_IDS, RUN_MODES, SOURCES_BY_MODE } from '../src/contract/index.js';
 import { cleanup, ev, startTestBridge } from './helpers/bridge.js';
-import { assertEnvelope, expectRejected, raw } from './helpers/expect.js';
+import { assertEnvelope, expectRejected, raw, records, storedRun } from './helpers/expect.js';
 
 /**
  * SPEC "Event (RunEvent)", "States and transitions", "Events", "Limits" and CONTRACT 3-5: the
@@ -76,9 +76,11 @@ t.test('event contract', async (t) => {
     for (const type of EVENT_TYPES) {
       t.test(`type ${type} is in the contract`, async (t) => {
         // Well-formed for its type; state rules may still refuse it, but never as a contract violation.
+        const runId = `types-${type.replace('_', '-')}`;
+        const stored = await storedRun(b, runId);
         const r = await b.req(
           'POST',
-          `/runs/types-${type.replace('_', '-')}/events`,
+          `/runs/${runId}/events`,
           ev({
             type,
             actor: type.startsWith('approval.') && type !== 'approval.requested' ? 'human' : 'runtime-a',
@@ -95,6 +97,12 @@ t.test('event contract', async (t) => {
         );
         t.not(r.body['error'], 'event_contract_violation', JSON.stringify(r.body));
         t.ok(r.status === 201 || r.status === 409, `${r.status} ${r.body['error']}`);
+        if (r.body['error'] === 'finish_line_blocked') {
+          const added = records(await b.journal(runId)).map((x) => x.event.type);
+          t.same(added, ['run.blocked'], 'a refused completion stores only its run.blocked');
+        } else if (r.status === 409) {
+          t.same(await storedRun(b, runId), stored, 'a refused event stores nothing');
+        }
       });
     }
     for (const nodeId of NODE_IDS) accepted(t, `node ${nodeId}`, ev({ nodeId }));

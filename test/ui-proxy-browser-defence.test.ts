@@ -76,8 +76,10 @@ t.test('write methods are refused with the JSON envelope and never reach the bri
       t.equal(upstream.received.length, before);
     }
   }
+  const reached = upstream.received.length;
   const odd = await ui.send('POST', '/api/bridge/runs/r1/events', { 'content-type': 'text/xml' }, '<x/>');
   t.equal(odd.status, 405, 'an unparseable body is still just a refused write');
+  t.equal(upstream.received.length, reached, 'and reaches nothing upstream');
 });
 
 t.test('path tricks reach nothing but the three routes', async (t) => {
