@@ -1,10 +1,11 @@
+import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { DEFAULT_ARTIFACT_BY_NODE, NODE_IDS } from '../src/contract/index.js';
 import { emptyState } from '../src/contract/run-state.js';
-import { checkArtifacts } from '../src/server/artifact-check.js';
+import { checkArtifacts, documentDrift } from '../src/server/artifact-check.js';
 import type { BridgeContext } from '../src/server/context.js';
 import type { OpenRun } from '../src/storage/run-files.js';
 import { HashPool } from '../src/workers/pool.js';
@@ -70,4 +71,24 @@ t.test('control: the same packet in place from the start names the leak', async 
     check.problems.some((p) => p.includes('changed while')),
     check.problems.join('\n'),
   );
+});
+
+t.test("a completed run's sealed documents are re-hashed even when no rule reads them now", async (t) => {
+  // A run completed under rules that read `extra/doc.json`: its seal holds the document's digest.
+  // The rules of this build name no such path; the read must still hash it, or an unchanged
+  // document would read as removed, and a changed one would not be named for what it is.
+  const { root, ctx, run } = await setup(t);
+  await mkdir(join(root, 'extra'));
+  await writeFile(join(root, 'extra/doc.json'), '{"v":1}');
+  const seal = {
+    documents: { 'extra/doc.json': createHash('sha256').update('{"v":1}').digest('hex') },
+  };
+  run.state.completionSeal = { artifacts: {}, adapterSha256: null, validatorDigest: 'v', ...seal };
+  const unchanged = await checkArtifacts(ctx, run, 'read');
+  t.ok(unchanged.byName.includes('extra/doc.json'), 'the sealed document is checked by name');
+  t.same(documentDrift(seal, unchanged), [], 'an unchanged sealed document is no drift');
+  await writeFile(join(root, 'extra/doc.json'), '{"v":2}');
+  t.same(documentDrift(seal, await checkArtifacts(ctx, run, 'read')), [
+    'finish-line document extra/doc.json changed after completion',
+  ]);
 });

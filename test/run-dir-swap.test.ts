@@ -84,6 +84,11 @@ t.test('a run directory whose config no longer names its run is not written over
   );
   const got = await bridge.req('GET', '/runs/re');
   t.equal(got.body['run'].status, 'quarantined', 'every later read agrees');
+  t.match(
+    got.body['run'].quarantine.reasons.join('\n'),
+    /no authentic config attributes to this run/,
+    'and keeps the reason the create was refused',
+  );
   const create = await bridge.req('POST', '/runs', { id: 're' });
   t.equal(create.status, 409);
   t.equal(create.body['error'], 'run_quarantined');
