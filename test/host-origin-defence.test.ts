@@ -113,6 +113,7 @@ t.test('Host and Origin checks', async (t) => {
   }
 
   t.test('no CORS headers, not even on a preflight', async (t) => {
+    const journal = await b.journal('h1');
     const answers = [
       await raw(b.url, {
         method: 'OPTIONS',
@@ -131,6 +132,8 @@ t.test('Host and Origin checks', async (t) => {
       await post({ origin: 'http://evil.example' }),
     ];
     t.equal(answers[0]!.status >= 400, true, 'a preflight is not answered with success');
+    t.equal(answers.at(-1)!.status, 403, 'the cross-site write is refused');
+    t.ok((await b.journal('h1')).equals(journal), 'and nothing was appended');
     for (const a of answers) {
       t.same(
         Object.keys(a.headers).filter((h) => h.startsWith('access-control-')),
