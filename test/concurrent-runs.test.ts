@@ -74,9 +74,7 @@ t.test('concurrent reads during writes see a consistent prefix', async (t) => {
     if (i % 4 === 0) reads.push(b.req('GET', '/runs/rw?eventCursor=0&eventLimit=200'));
   }
   for (const w of (await Promise.all(writes)) as { status: number }[]) t.equal(w.status, 201);
-  const answered = await Promise.all(reads);
-  t.equal(answered.length, 10);
-  for (const r of answered) {
+  for (const r of await Promise.all(reads)) {
     t.equal(r.status, 200);
     t.equal(r.body.run.events.length, r.body.run.eventCount, 'the page holds exactly the events counted');
     t.same(

@@ -67,7 +67,8 @@ t.test('a run directory whose config no longer names its run is not written over
   const config = await readFile(paths.config, 'utf8');
   // The claimed ID no longer hashes to the directory, and there is no snapshot to name the run:
   // the run is indexed under the directory name.
-  await writeFile(paths.config, config.replace('"runId":"re"', '"runId":"rX"'));
+  const renamed = config.replace('"runId":"re"', '"runId":"rX"');
+  await writeFile(paths.config, renamed);
   await rm(paths.snapshot);
   const bridge = await startTestBridge(te);
   t.teardown(() => cleanup(bridge));
@@ -77,11 +78,7 @@ t.test('a run directory whose config no longer names its run is not written over
   t.equal(w.body['error'], 'run_quarantined');
   t.match(w.body['problems'], [/no authentic config attributes to this run/]);
   t.ok((await readFile(paths.journal)).equals(before), 'journal bytes unchanged');
-  t.equal(
-    await readFile(paths.config, 'utf8'),
-    config.replace('"runId":"re"', '"runId":"rX"'),
-    'config unchanged',
-  );
+  t.equal(await readFile(paths.config, 'utf8'), renamed, 'config unchanged');
   const got = await bridge.req('GET', '/runs/re');
   t.equal(got.body['run'].status, 'quarantined', 'every later read agrees');
   t.match(
@@ -93,10 +90,6 @@ t.test('a run directory whose config no longer names its run is not written over
   t.equal(create.status, 409);
   t.equal(create.body['error'], 'run_quarantined');
   t.ok((await readFile(paths.journal)).equals(before), 'journal bytes unchanged after the create too');
-  t.equal(
-    await readFile(paths.config, 'utf8'),
-    config.replace('"runId":"re"', '"runId":"rX"'),
-    'config unchanged after the create too',
-  );
+  t.equal(await readFile(paths.config, 'utf8'), renamed, 'config unchanged after the create too');
   t.equal((await bridge.req('POST', '/runs/rf/events', ev())).status, 201, 'the other run is served');
 });

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import type { RunConfig } from '../contract/index.js';
 import type { LayoutConfigs } from './layout.js';
 import { readTextNoFollow } from './no-follow.js';
-import { isCanonicalRunId, RUN_DIR_PATTERN, runDirName, SNAPSHOT_FILE } from './paths.js';
+import { CONFIG_FILE, isCanonicalRunId, RUN_DIR_PATTERN, runDirName, SNAPSHOT_FILE } from './paths.js';
 import { readConfig } from './run-files.js';
 import type { IndexEntry } from './run-index.js';
 
@@ -44,7 +44,7 @@ export async function attributeRunDirs(
   // authenticated every config already).
   const read: { dir: string; path: string; config?: RunConfig; error?: Error }[] = [];
   for (const dir of dirs) {
-    const path = join(dataDir, dir, 'run-config.json');
+    const path = join(dataDir, dir, CONFIG_FILE);
     try {
       const known = configs?.get(dir);
       if (known instanceof Error) throw known;

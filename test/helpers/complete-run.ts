@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import type { Test } from 'tap';
 import { DEFAULT_ARTIFACT_BY_NODE, NODE_IDS } from '../../src/contract/index.js';
 import { ev, type TestBridge } from './bridge.js';
-import { records } from './expect.js';
+import { appendedRecords } from './expect.js';
 
 /** Writes every default artifact, records it and passes every node: a run ready to complete. */
 export async function driveToReady(
@@ -54,9 +54,7 @@ export async function expectBlocked(t: Test, b: TestBridge, runId: string, probl
     problems,
     `${problems} failing check(s): ${JSON.stringify(r.body['problems'])}`,
   );
-  const after = await b.journal(runId);
-  t.ok(after.subarray(0, before.length).equals(before), 'earlier records untouched');
-  const added = records(after.subarray(before.length));
+  const added = appendedRecords(t, before, await b.journal(runId));
   t.equal(added.length, 1, 'exactly one record appended');
   t.match(added[0]?.event, { type: 'run.blocked', actor: 'system', status: 'blocked' });
   t.not(added[0]?.event.id, body['id'], 'the completion itself is not stored');

@@ -140,6 +140,12 @@ export async function allEvents(b: TestBridge, runId: string): Promise<Record<st
   }
 }
 
+/** The records appended to a journal since `before`, once every earlier byte is proven unchanged. */
+export function appendedRecords(t: Tap, before: Buffer, after: Buffer): Record<string, any>[] {
+  t.ok(after.subarray(0, before.length).equals(before), 'earlier records untouched');
+  return records(after.subarray(before.length));
+}
+
 /** Journal records as stored (one JSON object per line). */
 export function records(journal: Buffer): Record<string, any>[] {
   return journal
