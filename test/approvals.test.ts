@@ -16,8 +16,18 @@ const request = (over: Record<string, unknown> = {}) =>
     approvalScope: 'deploy',
     ...over,
   });
+/** A denial fails its node, so it carries the failed state's fields (SPEC States, CONTRACT 5). */
+const failed = { failureReason: 'the change window is closed', recoveryPath: 'deploy on Monday' };
 const decision = (type: 'approval.granted' | 'approval.denied', over: Record<string, unknown> = {}) =>
-  ev({ type, actor: 'human', nodeId: 'redzone', approvalOwner: 'ops', approvalScope: 'deploy', ...over });
+  ev({
+    type,
+    actor: 'human',
+    nodeId: 'redzone',
+    approvalOwner: 'ops',
+    approvalScope: 'deploy',
+    ...(type === 'approval.denied' ? failed : {}),
+    ...over,
+  });
 
 async function node(b: TestBridge, runId: string, id: string) {
   const r = await b.req('GET', `/runs/${runId}`);
@@ -201,8 +211,27 @@ t.test('approvals', async (t) => {
     }
   });
 
-  t.test('a denial makes the node failed', async (t) => {
+  t.test('a denial makes the node failed, with the reason and recovery path it carries', async (t) => {
     t.equal((await b.req('POST', `/runs/${RUN}/events`, request({ approvalScope: 'rollback' }))).status, 201);
+    // Without the failed state's fields a denial is refused, as node.failed is, and decides nothing.
+    for (const missing of ['failureReason', 'recoveryPath'] as const) {
+      const r = await expectRejected(
+        t,
+        b,
+        RUN,
+        () =>
+          b.req(
+            'POST',
+            `/runs/${RUN}/events`,
+            decision('approval.denied', { approvalScope: 'rollback', [missing]: undefined }),
+            { 'x-harness-human-token': human },
+          ),
+        400,
+        'event_contract_violation',
+      );
+      t.same(r.body['problems'], [`${missing} is required when the node failed`]);
+    }
+    t.equal((await node(b, RUN, 'redzone')).state, 'needs_approval', 'the refused denials decided nothing');
     const r = await b.req(
       'POST',
       `/runs/${RUN}/events`,
@@ -212,9 +241,24 @@ t.test('approvals', async (t) => {
       },
     );
     t.equal(r.status, 201, JSON.stringify(r.body));
-    t.equal((await node(b, RUN, 'redzone')).state, 'failed');
+    t.match(await node(b, RUN, 'redzone'), { state: 'failed', ...failed });
     const view = await b.req('GET', `/runs/${RUN}`);
     t.equal(view.body['run'].approvals.find((a: any) => a.scope === 'rollback').status, 'denied');
+    // A denial that names another state for its node does not fail it, so it needs no failure fields.
+    t.equal((await b.req('POST', `/runs/${RUN}/events`, request({ approvalScope: 'hold' }))).status, 201);
+    const other = await b.req(
+      'POST',
+      `/runs/${RUN}/events`,
+      decision('approval.denied', {
+        approvalScope: 'hold',
+        nodeState: 'pending',
+        failureReason: undefined,
+        recoveryPath: undefined,
+      }),
+      { 'x-harness-human-token': human },
+    );
+    t.equal(other.status, 201, JSON.stringify(other.body));
+    t.equal((await node(b, RUN, 'redzone')).state, 'pending');
   });
 
   t.test('a decision for a run that does not exist stores nothing and creates no run', async (t) => {

@@ -139,9 +139,18 @@ t.test('--grant --yes posts the exact human event with both tokens', async (t) =
   t.notMatch(out.stdout + out.stderr, new RegExp(`${HUMAN}|${ACCESS}`), 'no credential is printed');
 });
 
+const failed = { failureReason: 'the change window is closed', recoveryPath: 'deploy on Monday' };
+
 t.test('--deny records status blocked with the reason; a replay run uses a replay source', async (t) => {
   const { posted, env } = await bridge(t, { runMode: 'replay' });
-  const deny = { owner: 'sec', scope: 'deploy prod', deny: true, yes: true, reason: 'not this week' };
+  const deny = {
+    owner: 'sec',
+    scope: 'deploy prod',
+    deny: true,
+    yes: true,
+    reason: 'not this week',
+    ...failed,
+  };
   t.equal(await approve(RUN, deny, io(env).io), 0);
   t.match(posted[0]?.body, {
     type: 'approval.denied',
@@ -149,8 +158,49 @@ t.test('--deny records status blocked with the reason; a replay run uses a repla
     message: 'not this week',
     runMode: 'replay',
     eventSource: 'local-jsonl',
+    ...failed,
   });
 });
+
+t.test(
+  'a denial carries a failure reason and a recovery path: options, or asked on a terminal',
+  async (t) => {
+    const { upstream, posted, env } = await bridge(t);
+    const deny = { owner: 'sec', scope: 'deploy prod', deny: true, yes: true };
+    // With --yes nothing can be asked: a missing or blank one is a usage error before any request.
+    for (const over of [{}, { failureReason: failed.failureReason }, { ...failed, recoveryPath: '  ' }]) {
+      await t.rejects(
+        approve(RUN, { ...deny, ...over }, io(env).io),
+        /--deny needs --failure-reason and --recovery-path/,
+        JSON.stringify(over),
+      );
+    }
+    // A grant does not fail its node: the two options are refused with it.
+    await t.rejects(approve(RUN, { ...grant, ...failed }, io(env).io), /go with --deny/);
+    t.equal(upstream.received.length, 0, 'no request was made');
+
+    // On a terminal the missing ones are asked, in order, before the confirmation.
+    const asked = io(env, { tty: true, answer: `${failed.recoveryPath}\ny` });
+    t.equal(await approve(RUN, { ...deny, yes: false, failureReason: failed.failureReason }, asked.io), 0);
+    t.match(posted[0]?.body, { type: 'approval.denied', ...failed });
+    t.match(asked.out.stdout, /Recovery path[^\n]*: [\s\S]*Deny this approval\? \[y\/N\]/);
+    t.notMatch(asked.out.stdout, /Failure reason \(/, 'a reason given as an option is not asked');
+    const both = io(env, { tty: true, answer: `${failed.failureReason}\n${failed.recoveryPath}\nyes` });
+    t.equal(await approve(RUN, { ...deny, yes: false }, both.io), 0);
+    t.match(posted[1]?.body, failed);
+
+    // A blank answer, or one carrying a credential, sends nothing.
+    const blank = io(env, { tty: true, answer: `\n${failed.recoveryPath}\ny` });
+    t.equal(await approve(RUN, { ...deny, yes: false }, blank.io), 1);
+    t.match(blank.out.stderr, /a denial needs a failure reason and a recovery path; nothing was sent/);
+    const leaky = io(env, { tty: true, answer: `see ${HUMAN}\n${failed.recoveryPath}\ny` });
+    await t.rejects(
+      approve(RUN, { ...deny, yes: false }, leaky.io),
+      /an answer carries the value of HARNESS_HUMAN/,
+    );
+    t.equal(posted.length, 2, 'neither was sent');
+  },
+);
 
 t.test('confirmation: a TTY answer decides; no TTY and no --yes is a usage error', async (t) => {
   const { upstream, posted, env } = await bridge(t);

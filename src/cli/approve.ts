@@ -13,6 +13,9 @@ export interface ApproveOptions {
   grant?: boolean;
   deny?: boolean;
   reason?: string;
+  /** A denial fails its node (CONTRACT 5), so it carries the failed state's fields (SPEC States). */
+  failureReason?: string;
+  recoveryPath?: string;
   node?: string;
   yes?: boolean;
 }
@@ -47,6 +50,16 @@ export async function approve(runId: string, opts: ApproveOptions, io: ApproveIO
   }
   if (!opts.yes && !io.stdin.isTTY) {
     throw new UsageError('no terminal to confirm on: pass --yes to approve non-interactively');
+  }
+  const given = (v: string | undefined) => (v !== undefined && v.trim() !== '' ? v : undefined);
+  let failure = { reason: given(opts.failureReason), path: given(opts.recoveryPath) };
+  if (opts.grant && (opts.failureReason !== undefined || opts.recoveryPath !== undefined)) {
+    throw new UsageError(
+      '--failure-reason and --recovery-path go with --deny: a grant does not fail the node',
+    );
+  }
+  if (opts.deny && opts.yes && (!failure.reason || !failure.path)) {
+    throw new UsageError('--deny needs --failure-reason and --recovery-path: a denial fails the node');
   }
   const accessToken = requireEnv('HARNESS_BRIDGE_ACCESS_TOKEN', io.env);
   const humanToken = requireEnv('HARNESS_HUMAN_APPROVAL_TOKEN', io.env);
@@ -107,9 +120,29 @@ export async function approve(runId: string, opts: ApproveOptions, io: ApproveIO
 
   if (!opts.yes) {
     const rl = createInterface({ input: io.stdin, output: io.stdout });
-    const answer = await rl.question(`${decision === 'grant' ? 'Grant' : 'Deny'} this approval? [y/N] `);
-    rl.close();
-    if (!/^y(es)?$/i.test(answer.trim())) return fail('not confirmed; nothing was sent');
+    // Lines are taken from the iterator, which keeps those typed (or piped) ahead of a question.
+    const lines = rl[Symbol.asyncIterator]();
+    const ask = async (question: string) => {
+      io.stdout.write(question);
+      const next = await lines.next();
+      return next.done ? '' : String(next.value);
+    };
+    try {
+      if (opts.deny) {
+        failure = {
+          reason: failure.reason ?? given(await ask('Failure reason (why the node fails): ')),
+          path: failure.path ?? given(await ask('Recovery path (what happens next): ')),
+        };
+        if (!failure.reason || !failure.path)
+          return fail('a denial needs a failure reason and a recovery path; nothing was sent');
+        refuseCredentialArguments([failure.reason, failure.path], io.env, 'an answer');
+        say(`Failure reason: ${failure.reason}\nRecovery path: ${failure.path}`);
+      }
+      const answer = await ask(`${decision === 'grant' ? 'Grant' : 'Deny'} this approval? [y/N] `);
+      if (!/^y(es)?$/i.test(answer.trim())) return fail('not confirmed; nothing was sent');
+    } finally {
+      rl.close();
+    }
   }
 
   const runMode: RunMode = run.runMode ?? 'live';
@@ -124,6 +157,7 @@ export async function approve(runId: string, opts: ApproveOptions, io: ApproveIO
     status: opts.grant ? 'ok' : 'blocked',
     approvalOwner: approval.owner,
     approvalScope: approval.scope,
+    ...(opts.deny ? { failureReason: failure.reason, recoveryPath: failure.path } : {}),
   };
   let posted: Awaited<ReturnType<typeof bridgeRequest>>;
   try {
@@ -162,6 +196,8 @@ export function registerApprove(program: Command): void {
     .option('--grant', 'grant it')
     .option('--deny', 'deny it')
     .option('--reason <text>', 'message recorded with the decision')
+    .option('--failure-reason <text>', 'with --deny: why the node fails (asked on a terminal when omitted)')
+    .option('--recovery-path <text>', 'with --deny: what happens next (asked on a terminal when omitted)')
     .option('--node <nodeId>', 'only needed when several nodes wait for the same owner and scope')
     .option('--yes', 'do not ask for confirmation')
     .action(async (runId: string, opts: ApproveOptions) => {

@@ -63,12 +63,13 @@ export function refuseIntegrityKey(who: string, env: NodeJS.ProcessEnv = process
 export function refuseCredentialArguments(
   args: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
+  what = 'an argument',
 ): void {
   for (const name of CREDENTIAL_VARS) {
     const value = env[name];
     if (value && args.some((a) => a.includes(value)))
       throw new UsageError(
-        `an argument carries the value of ${name}; credentials are read from the environment only`,
+        `${what} carries the value of ${name}; credentials are read from the environment only`,
       );
   }
 }

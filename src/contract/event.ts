@@ -2,6 +2,8 @@ import { type Static, Type } from '#typebox';
 import { artifactPathProblems } from './artifact-path.js';
 import {
   type EventSource,
+  type EventType,
+  type NodeState,
   type RunMode,
   SOURCES_BY_MODE,
   TActor,
@@ -80,6 +82,21 @@ export const CREATE_RUN_METADATA = ['title', 'task', 'repo', 'branch', 'lane', '
 /** An event as the journal stores it: id and ts always present. */
 export type StoredEvent = RunEvent & { id: string; ts: string };
 
+/** The node state each event type puts its node in (CONTRACT 5), unless it names a `nodeState`. */
+const NODE_STATE_BY_TYPE: Partial<Record<EventType, NodeState>> = {
+  'node.entered': 'active',
+  'node.skipped': 'skipped',
+  'node.failed': 'failed',
+  'approval.requested': 'needs_approval',
+  'approval.granted': 'active',
+  'approval.denied': 'failed',
+};
+
+/** The state an event leaves its node in, or undefined when it does not change it. */
+export function nodeStateSetBy(event: Pick<RunEvent, 'type' | 'nodeState'>): NodeState | undefined {
+  return event.nodeState ?? NODE_STATE_BY_TYPE[event.type];
+}
+
 /**
  * Rules the schema cannot say: conditional fields (SPEC "States and transitions"), the mode/source
  * table, and per-type requirements. Returns every problem, never just the first.
@@ -87,9 +104,11 @@ export type StoredEvent = RunEvent & { id: string; ts: string };
 export function eventRuleProblems(event: RunEvent): string[] {
   const problems: string[] = [];
   const present = (v: string | undefined) => typeof v === 'string' && v.trim().length > 0;
-  // A state the event puts the node in: by its status, its nodeState, or its type.
+  // A state the event puts the node in (nodeStateSetBy: a denial fails its node), or claims by its
+  // status or type.
+  const sets = nodeStateSetBy(event);
   const claims = (state: string, type: string) =>
-    event.status === state || event.nodeState === state || event.type === type;
+    event.status === state || sets === state || event.type === type;
 
   if (claims('skipped', 'node.skipped') && !present(event.skipReason))
     problems.push('skipReason is required when the node is skipped');

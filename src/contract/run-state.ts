@@ -1,6 +1,6 @@
-import type { EventType, NodeId, NodeState, RunMode } from './enums.js';
+import type { NodeId, NodeState, RunMode } from './enums.js';
 import { NODE_IDS } from './enums.js';
-import type { StoredEvent } from './event.js';
+import { nodeStateSetBy, type StoredEvent } from './event.js';
 import { APPROVAL_RECORD_BYTES } from './limits.js';
 import { SELF_HEAL_PROPOSAL_PATH } from './nodes.js';
 
@@ -123,15 +123,6 @@ export function emptyState(runId: string, createdAt: string): RunState {
   };
 }
 
-const STATE_BY_TYPE: Partial<Record<EventType, NodeState>> = {
-  'node.entered': 'active',
-  'node.skipped': 'skipped',
-  'node.failed': 'failed',
-  'approval.requested': 'needs_approval',
-  'approval.granted': 'active',
-  'approval.denied': 'failed',
-};
-
 /**
  * The pending approvals of a state by key, in request order, beside the state (never persisted):
  * built once from `approvals` when first needed, then kept in step by `applyEntry`, the one place
@@ -252,7 +243,7 @@ export function applyEntry(state: RunState, entry: JournalEntry): void {
   if (event.type === 'run.mode_set') state.runMode = event.runMode;
 
   const node = state.nodes[event.nodeId];
-  const nextState = event.nodeState ?? STATE_BY_TYPE[event.type];
+  const nextState = nodeStateSetBy(event);
   if (nextState !== undefined) {
     node.state = nextState;
     node.seq = seq;
