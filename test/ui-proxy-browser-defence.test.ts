@@ -108,3 +108,25 @@ t.test('path tricks reach nothing but the three routes', async (t) => {
     t.equal(upstream.received.at(-1)!.url, `/runs/${id}`, 'a canonical ID reaches exactly its run');
   }
 });
+
+t.test('a path the router refuses is judged first, then answered in the envelope', async (t) => {
+  // Bad percent-encoding or a run ID segment past maxParamLength never reaches a hook: the answer
+  // must still be the browser defence's, then the UI's own envelope, not Fastify's (which echoes
+  // the path and says 414).
+  // (A run ID past maxParamLength matches no proxy route, so the app's catch-all answers 404.)
+  const cases = [
+    ['/api/bridge/runs/%zz', 'invalid_run_id', true],
+    [`/api/bridge/runs/r${'a'.repeat(299)}`, 'not_found', false],
+    ['/%zz', 'not_found', true],
+  ] as const;
+  for (const [path, code, byRouter] of cases) {
+    await refused(t, path, { host: 'evil.example' }, 403, 'host_not_allowed');
+    await refused(t, path, { origin: 'http://evil.example' }, 403, 'origin_not_allowed');
+    await refused(t, path, {}, code === 'not_found' ? 404 : 400, code);
+    const res = await ui.get(path);
+    t.same(Object.keys(res.json()).sort(), ['error', 'message', 'ok', 'problems'], 'the envelope');
+    t.notOk(res.text.includes('zz') || res.text.includes('aaaa'), 'the path is not echoed');
+    if (byRouter) t.equal(res.headers['cache-control'], 'no-store');
+    t.equal(res.headers['x-content-type-options'], 'nosniff', 'the security headers are sent');
+  }
+});

@@ -1,6 +1,12 @@
 import type { Socket } from 'node:net';
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyInstance, type FastifyRequest, type FastifySchemaCompiler } from 'fastify';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifySchemaCompiler,
+} from 'fastify';
 import type { TSchema } from '#typebox';
 import { Compile } from '#typebox/compile';
 import { Value } from '#typebox/value';
@@ -15,7 +21,7 @@ import {
 import { clientErrorHandler, writeClosingAnswer } from './client-error.js';
 import type { BridgeContext } from './context.js';
 import { browserDefence, requireAccessToken, requireJson, syncHook } from './guard.js';
-import { credentialRedactor, installErrorHandlers } from './http-errors.js';
+import { credentialRedactor, installErrorHandlers, toBridgeError } from './http-errors.js';
 import { strictQuery } from './query.js';
 import { registerEventRoute } from './routes/events.js';
 import { registerHealthRoute } from './routes/health.js';
@@ -49,6 +55,25 @@ export interface AppOptions {
  * the unauthenticated health probe, the access token check before its body is even parsed.
  */
 export async function buildApp(ctx: BridgeContext, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const browserHeaders = browserDefence(() => ctx.port());
+  const guardRequest = (req: FastifyRequest) => {
+    browserHeaders(req);
+    // The raw path, not req.routeOptions (a fresh object per access on the hot path). A spelling
+    // that routes to /health but differs from it (percent-encoded) only ever needs the token.
+    const isHealth = req.url === '/health' || req.url.startsWith('/health?');
+    if (!isHealth || req.headers['x-harness-bridge-token'] !== undefined)
+      requireAccessToken(req, ctx.env.accessToken);
+    if (req.method === 'POST') {
+      requireJson(req);
+      // Writes take no query parameters: an unknown one fails closed (SPEC Endpoints 5).
+      strictQuery(req.url, {});
+    }
+  };
+  const redact = credentialRedactor([
+    ctx.env.accessToken,
+    ctx.env.humanToken,
+    ctx.env.integrityKey.toString('utf8'),
+  ]);
   const app = Fastify({
     logger: opts.logger ?? false,
     routerOptions: { maxParamLength: 256 },
@@ -61,6 +86,22 @@ export async function buildApp(ctx: BridgeContext, opts: AppOptions = {}): Promi
     // A request without Host is refused by the browser defence (403 host_not_allowed, in the
     // envelope) rather than by Node with an empty 400.
     http: { requireHostHeader: false },
+    // A path the router cannot take apart (bad percent-encoding, a run ID segment past
+    // maxParamLength) is answered here, before any hook: the request is still judged as every
+    // other one is (Host, Origin, token), then refused in the envelope without its path echoed.
+    frameworkErrors: (err, req, reply) => {
+      let refusal: BridgeError;
+      try {
+        guardRequest(req);
+        refusal = req.url.startsWith('/runs/')
+          ? new BridgeError('invalid_run_id', 'the run ID is not canonical')
+          : new BridgeError('not_found', 'no such route');
+      } catch (guardErr) {
+        refusal = toBridgeError(guardErr as FastifyError, 'event_contract_violation');
+      }
+      if (refusal.code === 'internal_error') req.log.error({ err }, 'unhandled router error');
+      void (reply as FastifyReply).code(refusal.status).headers(refusal.headers).send(errorBody(refusal));
+    },
   });
   // Node hands CONNECT to this event and, with no listener, closes the connection unanswered.
   app.server.on('connect', (_req, socket: Socket) => {
@@ -80,24 +121,7 @@ export async function buildApp(ctx: BridgeContext, opts: AppOptions = {}): Promi
       },
     },
   });
-  installErrorHandlers(
-    app,
-    credentialRedactor([ctx.env.accessToken, ctx.env.humanToken, ctx.env.integrityKey.toString('utf8')]),
-  );
-  const browserHeaders = browserDefence(() => ctx.port());
-  const guardRequest = (req: FastifyRequest) => {
-    browserHeaders(req);
-    // The raw path, not req.routeOptions (a fresh object per access on the hot path). A spelling
-    // that routes to /health but differs from it (percent-encoded) only ever needs the token.
-    const isHealth = req.url === '/health' || req.url.startsWith('/health?');
-    if (!isHealth || req.headers['x-harness-bridge-token'] !== undefined)
-      requireAccessToken(req, ctx.env.accessToken);
-    if (req.method === 'POST') {
-      requireJson(req);
-      // Writes take no query parameters: an unknown one fails closed (SPEC Endpoints 5).
-      strictQuery(req.url, {});
-    }
-  };
+  installErrorHandlers(app, redact);
   app.addHook('onRequest', syncHook(guardRequest));
 
   registerHealthRoute(app, ctx);

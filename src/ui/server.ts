@@ -1,6 +1,12 @@
 import type { AddressInfo, Socket } from 'node:net';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify';
 import { clientErrorHandler, writeClosingAnswer } from '../server/client-error.js';
 import { PROXY_MAX_BYTES, type UiConfig } from './config.js';
 import { UiError } from './errors.js';
@@ -30,6 +36,19 @@ const NOT_BUILT = 'The web app is not built: run `npm run build`. The /api/bridg
  * result; the Host check learns the port from the bound address, so port 0 works.
  */
 export async function buildUiServer(options: UiServerOptions): Promise<FastifyInstance> {
+  let hosts: Set<string> | null = null;
+  /** What every request is judged on first: Host, Origin and fetch metadata, then the method. */
+  const refusalOf = (request: FastifyRequest): UiError | null => {
+    if (hosts === null) {
+      const address = app.server.address() as AddressInfo | null;
+      if (address === null) return new UiError('host_not_allowed', 'Not listening');
+      hosts = allowedHosts(options.host, address.port);
+    }
+    const refused = checkBrowserRequest(request, hosts);
+    if (refused) return refused;
+    if (request.method !== 'GET') return new UiError('method_not_allowed', 'The UI server is read-only');
+    return null;
+  };
   const app = Fastify({
     logger: options.logger ?? false,
     // HEAD would reach the proxy as an upstream GET; the UI is GET-only.
@@ -42,26 +61,27 @@ export async function buildUiServer(options: UiServerOptions): Promise<FastifyIn
     clientErrorHandler,
     // A request without Host is refused by the Host check, in the envelope, not by Node.
     http: { requireHostHeader: false },
+    // A path the router cannot take apart (bad percent-encoding, a run ID segment past
+    // maxParamLength) is answered before any hook: it is judged as every request is, then refused
+    // in the UI's envelope without its path echoed.
+    frameworkErrors: (_err, request, reply) => {
+      const refused =
+        refusalOf(request) ??
+        (request.url.startsWith('/api/bridge/runs/')
+          ? new UiError('invalid_run_id', 'The run ID is not canonical')
+          : new UiError('not_found', 'No such route'));
+      reply.headers(SECURITY_HEADERS).header('cache-control', 'no-store');
+      return sendUiError(reply as FastifyReply, refused);
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
   // Node hands CONNECT to this event and, with no listener, closes the connection unanswered.
   app.server.on('connect', (_req, socket: Socket) => {
     const refused = new UiError('method_not_allowed', 'The UI server is read-only');
     writeClosingAnswer(socket, refused.status, refused.body(), { allow: 'GET' });
   });
-  let hosts: Set<string> | null = null;
-
   app.addHook('onRequest', async (request, reply) => {
-    if (hosts === null) {
-      const address = app.server.address() as AddressInfo | null;
-      if (address === null) return sendUiError(reply, new UiError('host_not_allowed', 'Not listening'));
-      hosts = allowedHosts(options.host, address.port);
-    }
-    const refused = checkBrowserRequest(request, hosts);
-    if (refused) return sendUiError(reply, refused);
-    if (request.method !== 'GET') {
-      return sendUiError(reply, new UiError('method_not_allowed', 'The UI server is read-only'));
-    }
-    return undefined;
+    const refused = refusalOf(request);
+    return refused ? sendUiError(reply, refused) : undefined;
   });
   app.addHook('onSend', async (request, reply, payload) => {
     reply.headers(SECURITY_HEADERS);
