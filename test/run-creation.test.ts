@@ -435,4 +435,21 @@ t.test('artifactRoot and adapter on creation', async (t) => {
       'adapter_policy_violation',
     );
   });
+
+  t.test('a refusal quoting adapter text is still one line', async (t) => {
+    // The message quotes the adapter path and node IDs the adapter names: text a client chose.
+    await writeFile(
+      join(b.t.repo, 'nl-adapter.json'),
+      JSON.stringify({ runtime: { requiredNodes: ['cloud\nfake: line'] } }),
+    );
+    for (const adapterPath of ['missing\nfake: line.json', join(b.t.repo, 'nl-adapter.json')]) {
+      for (const send of [
+        () => b.req('POST', '/runs', { id: 'adnl', artifactRoot: b.t.artifactRoot, adapterPath }),
+        () => b.req('POST', '/runs/adnl/events', ev({ artifactRoot: b.t.artifactRoot, adapterPath })),
+      ]) {
+        const r = await expectRejected(t, b, 'adnl', send, 400, 'adapter_policy_violation');
+        t.match(r.body['message'], /\\u\{a\}fake: line/, 'the line break is shown as an escape');
+      }
+    }
+  });
 });

@@ -114,6 +114,13 @@ export interface ErrorBody {
   problems: string[];
 }
 
+/**
+ * CONTRACT 3: the message is one line, even where it quotes text a client chose (an adapter path,
+ * a node ID read from an adapter): a line break or other control character is shown as an escape.
+ */
+const LINE_BREAKING = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+
 export function errorBody(err: BridgeError): ErrorBody {
-  return { ok: false, error: err.code, message: err.message, problems: [...err.problems] };
+  const message = err.message.replace(LINE_BREAKING, (c) => `\\u{${c.charCodeAt(0).toString(16)}}`);
+  return { ok: false, error: err.code, message, problems: [...err.problems] };
 }
