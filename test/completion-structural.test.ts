@@ -81,6 +81,21 @@ t.test('rule 1: a required node not passed blocks (and the block is recorded)', 
   );
 });
 
+t.test('the run.blocked of a replay or blueprint run keeps a source its mode allows', async (t) => {
+  // CONTRACT 5 names source bridge, which the seed's mode/source table allows on live runs only; on
+  // other runs the bridge's record takes the completion's own source (docs/api.md).
+  const b = await setup(t);
+  for (const [runId, runMode, eventSource] of [
+    ['c-replay', 'replay', 'database'],
+    ['c-blueprint', 'blueprint', 'static-blueprint'],
+  ] as const) {
+    t.equal((await b.req('POST', `/runs/${runId}/events`, ev({ runMode, eventSource }))).status, 201);
+    // Nothing was passed: each of the 14 required nodes and its artifact fail.
+    const { blocked } = await expectBlocked(t, b, runId, 28, { runMode, eventSource });
+    t.match(blocked.event, { actor: 'system', runMode, eventSource }, runId);
+  }
+});
+
 t.test('rule 1: an active (entered, not passed) required node blocks', async (t) => {
   const b = await setup(t);
   await drive(b, 'c2');
