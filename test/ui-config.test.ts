@@ -24,6 +24,7 @@ t.test('defaults: loopback 8788, the default bridge, a 10 s deadline', async (t)
   t.equal(loadUiConfig({ ...GOOD, HARNESS_UI_PORT: '0', HARNESS_BRIDGE_PROXY_TIMEOUT_MS: '100' }).port, 0);
   t.equal(loadUiConfig({ ...GOOD, HARNESS_BRIDGE_PROXY_TIMEOUT_MS: '120000' }).timeoutMs, 120_000);
   t.equal(loadUiConfig({ ...GOOD, HARNESS_UI_HOST: '::1' }).host, '::1');
+  t.equal(loadUiConfig({ ...GOOD, HARNESS_UI_HOST: '[::1]' }).host, '::1', 'as a URL writes it');
 });
 
 t.test('each refusal names its variable', async (t) => {

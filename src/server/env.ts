@@ -1,7 +1,7 @@
 import { availableParallelism, homedir } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import { CREDENTIAL_MIN_BYTES, canonicalTrustPin, MAX_EVENTS_PER_RUN } from '../contract/index.js';
-import { isLoopbackHost } from '../contract/loopback.js';
+import { isLoopbackHost, unbracketed } from '../contract/loopback.js';
 import { StartupError } from '../storage/lease.js';
 import { adapterRootsFromEnv } from '../validators/adapter.js';
 
@@ -63,7 +63,8 @@ export function checkCredentials(env: NodeJS.ProcessEnv): [string, string, strin
  */
 export function readBridgeEnv(env: NodeJS.ProcessEnv = process.env): BridgeEnv {
   const [integrityKey, accessToken, humanToken] = checkCredentials(env);
-  const host = env['HARNESS_BRIDGE_HOST'] || '127.0.0.1';
+  // `[::1]`, as a URL writes it, is the address ::1: listen() takes it without brackets.
+  const host = unbracketed(env['HARNESS_BRIDGE_HOST'] || '127.0.0.1');
   if (!isLoopbackHost(host)) {
     throw new StartupError('HARNESS_BRIDGE_HOST must be a loopback address (127.0.0.0/8, ::1 or localhost)');
   }

@@ -1,6 +1,6 @@
 import { bridgeUrl, refuseCredentials, requireEnv, UsageError } from '../cli/env.js';
 import { PROXY_TIMEOUT_MS } from '../contract/limits.js';
-import { isLoopbackHost } from '../contract/loopback.js';
+import { isLoopbackHost, unbracketed } from '../contract/loopback.js';
 
 export const UI_DEFAULT_HOST = '127.0.0.1';
 export const UI_DEFAULT_PORT = 8788;
@@ -38,7 +38,7 @@ export function readIntegerVar(
  */
 export function loadUiConfig(env: NodeJS.ProcessEnv = process.env): UiConfig {
   refuseCredentials(['HARNESS_BRIDGE_INTEGRITY_KEY', 'HARNESS_HUMAN_APPROVAL_TOKEN'], 'harness ui', env);
-  const host = env['HARNESS_UI_HOST'] || UI_DEFAULT_HOST;
+  const host = unbracketed(env['HARNESS_UI_HOST'] || UI_DEFAULT_HOST);
   if (!isLoopbackHost(host)) throw new UsageError('HARNESS_UI_HOST must be a loopback address');
   const port = readIntegerVar(env, 'HARNESS_UI_PORT', { min: 0, max: 65535, default: UI_DEFAULT_PORT });
   const timeoutMs = readIntegerVar(env, 'HARNESS_BRIDGE_PROXY_TIMEOUT_MS', PROXY_TIMEOUT_MS);
