@@ -144,3 +144,20 @@ t.test('harness init names each file it created or kept and the shell it is for'
     t.notOk(upgrade.stdout.includes(v ?? '?'), 'no value printed');
   t.match((await init()).stdout, new RegExp(`^kept ${join(dir, 'agent.env')}:`, 'm'));
 });
+
+t.test('a development directory that cannot be made is an environment error: exit 2, one line', async (t) => {
+  const dir = await devDir(t);
+  await mkdir(join(dir, '..'), { recursive: true });
+  // A file where the directory should be: mkdir under it fails with ENOTDIR.
+  await writeFile(join(dir, '..', 'afile'), 'x');
+  const under = join(dir, '..', 'afile', 'dev');
+  await t.rejects(ensureDevSetup(under), UsageError);
+  const r = await execa(process.execPath, [CLI, 'init', '--dir', under], {
+    extendEnv: false,
+    env: { PATH: process.env['PATH'] ?? '' },
+    reject: false,
+  });
+  t.equal(r.exitCode, 2);
+  t.match(r.stderr, new RegExp(`^harness: cannot set up the development directory ${under}: ENOTDIR`));
+  t.equal(r.stderr.trimEnd().split('\n').length, 1, 'one line');
+});

@@ -76,6 +76,19 @@ const envText = (env: Record<string, string>, what: string) =>
  * directory made before the role files existed gets them without any credential changing.
  */
 export async function ensureDevSetup(dir: string = defaultDevDir()): Promise<DevSetup> {
+  try {
+    return await devSetup(dir);
+  } catch (err) {
+    // A directory that cannot be made or written (a file in the way, no permission, a read-only
+    // file system) is the environment's fault, not a failed check: exit 2, naming the directory.
+    const code = (err as NodeJS.ErrnoException).code;
+    if (typeof code === 'string' && /^E[A-Z]+$/.test(code))
+      throw new UsageError(`cannot set up the development directory ${dir}: ${(err as Error).message}`);
+    throw err;
+  }
+}
+
+async function devSetup(dir: string): Promise<DevSetup> {
   const envFile = join(dir, 'dev.env');
   const existing = await readFile(envFile, 'utf8').catch(() => null);
   const env = existing === null ? await createDevEnv(dir, envFile) : parseEnvFile(existing);
