@@ -164,6 +164,46 @@ t.test('POST /runs', async (t) => {
     );
   });
 
+  t.test('an eventSource alone sets the one mode that admits it', async (t) => {
+    // The seed's mode/source table gives each source one mode: a run created with a blueprint
+    // source is a blueprint run, and a live event would pair it with a source its mode forbids.
+    const r = await b.req('POST', '/runs', { id: 'rc-src', eventSource: 'static-blueprint' });
+    t.equal(r.status, 201);
+    t.equal(r.body['run'].runMode, 'blueprint');
+    await expectRejected(
+      t,
+      b,
+      'rc-src',
+      () => b.req('POST', '/runs/rc-src/events', ev({ runMode: 'live', eventSource: 'api' })),
+      409,
+      'event_state_violation',
+    );
+    await expectRejected(
+      t,
+      b,
+      'rc-src',
+      () =>
+        b.req(
+          'POST',
+          '/runs/rc-src/events',
+          ev({ type: 'run.mode_set', runMode: 'replay', eventSource: 'database' }),
+        ),
+      409,
+      'event_state_violation',
+    );
+    await expectRejected(
+      t,
+      b,
+      'rc-src',
+      () => b.req('POST', '/runs', { id: 'rc-src', runMode: 'live' }),
+      409,
+      'run_already_exists',
+    );
+    t.equal((await b.req('POST', '/runs', { id: 'rc-src', runMode: 'blueprint' })).status, 200);
+    const first = ev({ runMode: 'blueprint', eventSource: 'static-blueprint' });
+    t.equal((await b.req('POST', '/runs/rc-src/events', first)).status, 201);
+  });
+
   t.test('a refused create on an existing run changes nothing', async (t) => {
     await expectRejected(
       t,

@@ -71,6 +71,11 @@ export const SOURCES_BY_MODE: Readonly<Record<RunMode, readonly EventSource[]>> 
   replay: ['local-jsonl', 'database', 'run-packet'],
 };
 
+/** The one mode that admits `source`: no source belongs to two modes. */
+export function modeOfSource(source: EventSource): RunMode {
+  return (Object.keys(SOURCES_BY_MODE) as RunMode[]).find((m) => SOURCES_BY_MODE[m].includes(source))!;
+}
+
 export const TEventType = Type.Enum(EVENT_TYPES);
 export const TNodeId = Type.Enum(NODE_IDS);
 export const TActor = Type.Enum(ACTORS);

@@ -1,4 +1,4 @@
-import type { EventSource, NodeId, RunMode } from './enums.js';
+import { type EventSource, modeOfSource, type NodeId, type RunMode } from './enums.js';
 
 /** Where a run's adapter was resolved from (CONTRACT section 6 / issue 3). */
 export interface AdapterRecord {
@@ -30,4 +30,19 @@ export interface RunConfig {
   metadata: Partial<Record<'title' | 'task' | 'repo' | 'branch' | 'lane' | 'agent' | 'risk', string>>;
   runMode: RunMode | null;
   eventSource: EventSource | null;
+}
+
+/**
+ * A run's mode: the one its events set (`run.mode_set`, or its first event), else the one POST /runs
+ * gave, where an `eventSource` alone stands for the one mode that admits it. Without that, a run
+ * created with a blueprint source would take live events and hold a mode/source pair the seed's
+ * table forbids.
+ */
+export function runModeOf(
+  state: { runMode: RunMode | null },
+  config: Pick<RunConfig, 'runMode' | 'eventSource'>,
+): RunMode | null {
+  return (
+    state.runMode ?? config.runMode ?? (config.eventSource === null ? null : modeOfSource(config.eventSource))
+  );
 }

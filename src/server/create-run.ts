@@ -4,6 +4,7 @@ import {
   CREATE_RUN_METADATA,
   createRunTextProblems,
   modeSourceProblems,
+  runModeOf,
 } from '../contract/index.js';
 import { secretDigest } from '../storage/mac.js';
 import type { OpenRun } from '../storage/run-files.js';
@@ -120,7 +121,7 @@ export async function createRun(
     const differs = CREATE_RUN_METADATA.filter(
       (n) => body[n] !== undefined && body[n] !== run.config.metadata[n],
     );
-    const mode = run.state.runMode ?? run.config.runMode;
+    const mode = runModeOf(run.state, run.config);
     if (body.runMode !== undefined && body.runMode !== mode) differs.push('runMode' as never);
     if (body.eventSource !== undefined && body.eventSource !== run.config.eventSource) {
       differs.push('eventSource' as never);

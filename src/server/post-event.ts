@@ -14,6 +14,7 @@ import {
   findPendingApproval,
   heldApprovalTextBytes,
   proposalArtifact,
+  runModeOf,
   SELF_HEAL_PROPOSAL_PATH,
   TEXT_FIELD_MAX,
 } from '../contract/index.js';
@@ -174,7 +175,7 @@ async function accept(
   let unsealed = plan.seal;
   const config = unsealed ?? run.config;
 
-  const mode = s.runMode ?? config.runMode;
+  const mode = runModeOf(s, config);
   if (mode !== null && incoming.runMode !== mode) {
     throw state(`the run is in ${mode} mode; events of mode ${incoming.runMode} are refused`);
   }

@@ -1,5 +1,5 @@
 import type { EventViewT, JournalEntry, RunSummary, RunViewT } from '../contract/index.js';
-import { NODE_IDS, pendingApprovalCount } from '../contract/index.js';
+import { NODE_IDS, pendingApprovalCount, runModeOf } from '../contract/index.js';
 import type { OpenRun } from '../storage/run-files.js';
 import type { QuarantineInfo } from '../storage/store.js';
 import { boundedApprovals, boundedProblems, boundedQuarantine, boundTexts } from './view-bounds.js';
@@ -32,7 +32,7 @@ export function summaryView(run: OpenRun, quarantine?: QuarantineInfo): RunSumma
     id: run.runId,
     title: config.metadata.title ?? null,
     status: quarantine ? 'quarantined' : state.status,
-    runMode: state.runMode ?? config.runMode,
+    runMode: runModeOf(state, config),
     commissioned: config.commissioned,
     createdAt: state.createdAt,
     updatedAt: state.updatedAt,
