@@ -223,6 +223,29 @@ t.test('a deleted artifact is tampering (exit 1), not merely unverifiable', asyn
   t.notMatch(r.stdout, /^UNVERIFIABLE r1/m);
 });
 
+t.test(
+  'a deleted or replaced artifact root is tampering (exit 1), as the deletion of its files',
+  async (t) => {
+    const { root, env } = await dataDir();
+    const moved = `${root}.moved`;
+    await rename(root, moved);
+    t.teardown(async () => {
+      await rm(root, { recursive: true, force: true });
+      await rename(moved, root);
+    });
+    const gone = await verify(env, 'r1');
+    t.equal(gone.code, 1, gone.stdout + gone.stderr);
+    t.match(
+      gone.stdout,
+      /^TAMPERED r1: artifact root .*: artifactRoot does not exist, so its claimed artifacts are gone$/m,
+    );
+    await writeFile(root, 'a file where the root was\n');
+    const file = await verify(env, 'r1');
+    t.equal(file.code, 1, file.stdout + file.stderr);
+    t.match(file.stdout, /^TAMPERED r1: artifact root .*: artifactRoot is not a directory, so its claimed/m);
+  },
+);
+
 t.test('a snapshot ahead of its journal is tampering (exit 1)', async (t) => {
   const { dir, env } = await dataDir();
   const journal = runPaths(dir, 'r1').journal;

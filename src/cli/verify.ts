@@ -38,7 +38,9 @@ async function checkArtifacts(check: RunCheck, pool: HashPool, onFiles: (n: numb
   if (check.root === null || check.claims.size === 0) return;
   const real = await resolveRoot(check.root).catch((err: Error) => err);
   if (real instanceof Error) {
-    check.unverifiable.push(`artifact root ${check.root}: ${real.message}`);
+    // A root gone (or replaced by a file) takes every claimed artifact with it: tampering, as the
+    // deletion of one is, and what a read of the completed run would quarantine it for.
+    check.tampered.push(`artifact root ${check.root}: ${real.message}, so its claimed artifacts are gone`);
     onFiles(check.claims.size);
     return;
   }
