@@ -55,7 +55,7 @@ t.test('harness verify escapes agent-chosen artifact roots and paths', async (t)
 
   await rename(evilRoot, `${evilRoot}-gone`);
   const gone = await harness(b.t.env, 'verify', '--data-dir', b.t.dataDir);
-  t.equal(gone.code, 2, 'the missing root is unverifiable');
+  t.equal(gone.code, 1, 'the missing root is tampering');
   t.notOk(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/.test(gone.stdout), 'no control character but newlines');
   t.ok(gone.stdout.includes('root\\u{1b}[2J\\u{1b}[H\\u{1b}]0;owned\\u{7}'), 'the root, escaped');
 });
