@@ -1,5 +1,8 @@
-import { appendFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { constants } from 'node:fs';
+import { appendFile, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import t from 'tap';
 import { commissionedRun, completed, expectQuarantined } from './helpers/commissioned-run.js';
 
@@ -13,6 +16,23 @@ t.test('changing the adapter after completion quarantines the run', async (t) =>
   const c = await commissionedRun(t);
   await completed(t, c);
   await appendFile(join(c.f.root, 'project-adapter.json'), ' ');
+  await expectQuarantined(t, c, /^adapter changed since the run sealed it$/);
+});
+
+t.test('an adapter replaced by a FIFO quarantines the run; the read does not hang on it', async (t) => {
+  const c = await commissionedRun(t);
+  await completed(t, c);
+  const adapter = join(c.f.root, 'project-adapter.json');
+  await rm(adapter);
+  execFileSync('mkfifo', [adapter]);
+  // Should a read be blocked on the FIFO, a writer that opens and closes it lets it go.
+  t.teardown(async () => {
+    const w = await open(adapter, constants.O_WRONLY | constants.O_NONBLOCK).catch(() => null);
+    await w?.close();
+  });
+  const read = await Promise.race([c.b.req('GET', `/runs/${c.f.runId}`), delay(20_000).then(() => null)]);
+  t.ok(read, 'the read answers');
+  if (!read) return;
   await expectQuarantined(t, c, /^adapter changed since the run sealed it$/);
 });
 

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { canonicalBytes } from '../storage/mac.js';
+import { openNoFollow, READ } from '../storage/no-follow.js';
 import type { OpenRun } from '../storage/run-files.js';
+import { ADAPTER_MAX_BYTES } from '../validators/adapter.js';
 import { type ArtifactCheck, checkArtifacts, documentDrift } from './artifact-check.js';
 import { factsOf, verifiedBy } from './completion.js';
 import type { BridgeContext } from './context.js';
@@ -10,6 +11,24 @@ import { verdictInputsDigest } from './verdict-inputs.js';
 
 const VERDICT_CACHE_MAX = 4096;
 const DRIFT_RECHECK_MS = 100;
+
+/**
+ * The sealed adapter's bytes as they are now, or null when they cannot be what was sealed: gone, a
+ * link, not a regular file, or larger than any adapter. The adapter can sit in the agent's own
+ * artifact root, so it is opened as the data directory's files are: a FIFO put in its place would
+ * otherwise hang the read, and the run's queue slot with it, instead of quarantining the run.
+ */
+async function adapterBytes(path: string): Promise<Buffer | null> {
+  const handle = await openNoFollow(path, READ).catch(() => null);
+  if (handle === null) return null;
+  try {
+    return (await handle.stat()).size > ADAPTER_MAX_BYTES ? null : await handle.readFile();
+  } catch {
+    return null;
+  } finally {
+    await handle.close();
+  }
+}
 
 async function runtimeDrift(ctx: BridgeContext, run: OpenRun): Promise<string[]> {
   const problems: string[] = [];
@@ -19,7 +38,7 @@ async function runtimeDrift(ctx: BridgeContext, run: OpenRun): Promise<string[]>
     problems.push('validator code changed since completion');
   const adapter = run.config.adapter;
   if (adapter) {
-    const bytes = await readFile(adapter.path).catch(() => null);
+    const bytes = await adapterBytes(adapter.path);
     const now = bytes ? createHash('sha256').update(bytes).digest('hex') : null;
     if (now !== adapter.sha256 || now !== seal.adapterSha256)
       problems.push('adapter changed since the run sealed it');
