@@ -47,6 +47,32 @@ t.test(
   },
 );
 
+/** Every character as a JSON `\u` escape: the same string to anything that parses the document. */
+const escaped = (value: string) =>
+  [...value].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+
+t.test('a credential spelled with JSON escapes in a JSON artifact refuses run.completed', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  const token = b.t.env['HARNESS_BRIDGE_ACCESS_TOKEN']!;
+  // In a claimed document (escaped in a value), and in a member name of a JSON Lines artifact.
+  const cases: [string, string, string][] = [
+    ['p-esc1', 'run/intake.json', `{"summary":"tok=${escaped(token)}"}`],
+    ['p-esc2', 'session/events.jsonl', `{"a":1}\n{"${escaped(token.slice(0, 8))}${token.slice(8)}":2}\n`],
+  ];
+  for (const [runId, path, text] of cases) {
+    t.equal(
+      JSON.stringify(JSON.parse(text.split('\n').at(-2) ?? text)).includes(token),
+      true,
+      'it decodes to the token',
+    );
+    t.notOk(text.includes(token), 'the bytes do not hold it');
+    await driveToReady(b, runId, { [path]: text });
+    const { r } = await expectBlocked(t, b, runId, 1);
+    t.same(r.body.problems, [`artifact ${path} contains a bridge credential value`]);
+  }
+});
+
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 /** A v2-shaped packet naming `paths` as artifact references, as the run's packet. */

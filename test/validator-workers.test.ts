@@ -8,7 +8,7 @@ import { buildInventory } from '../src/validators/inventory.js';
 import { createFinishLineGate } from '../src/validators/runner.js';
 import { signEd25519, type VerifyResult } from '../src/validators/signature.js';
 import { HashPool } from '../src/workers/pool.js';
-import run from '../src/workers/tasks.js';
+import run, { decodedJsonLeak } from '../src/workers/tasks.js';
 import { buildFixture } from './helpers/finish-line-fixture.js';
 
 /**
@@ -57,6 +57,25 @@ t.test('the worker entry claims a batch of paths in order, naming each failure',
   });
   t.match(r[1], { ok: false, path: 'gone.txt', missing: true });
   t.match(r[2], { ok: false, path: 'link.txt', missing: false });
+});
+
+t.test('the worker entry finds a credential in a JSON text whatever escapes spell it', async (t) => {
+  const root = await mkdtemp(join(tmpdir(), 'hb-workers-'));
+  t.teardown(() => rm(root, { recursive: true, force: true }));
+  const secret = 'a/secret-value-of-32-bytes-0123456';
+  const files: Record<string, [string, boolean]> = {
+    'plain.txt': [`x ${secret} y`, true],
+    'escaped.json': [JSON.stringify({ k: secret }).replace('a/', '\\u0061\\/'), true],
+    'key.json': [`{"\\u0061/secret-value-of-32-bytes-0123456": 1}`, true],
+    'lines.jsonl': [`not json\n["\\u0061/secret-value-of-32-bytes-0123456"]\n`, true],
+    'other.md': [`\\u0061/secret-value-of-32-bytes-0123456`, false],
+    'clean.json': [JSON.stringify({ k: 'a\\b', v: [1, null, { w: 'nothing here' }] }), false],
+  };
+  for (const [name, [text]] of Object.entries(files)) await writeFile(join(root, name), text);
+  const r = run({ op: 'claim', root, paths: Object.keys(files), needles: [secret] }) as any[];
+  for (const [i, [name, [, leaked]]] of Object.entries(files).entries())
+    t.equal(r[i].leaked, leaked, `${name}: ${leaked ? 'found' : 'not found (no reader decodes it)'}`);
+  t.equal(decodedJsonLeak('{"k":"\\u0061/secret-value-of-32-bytes-0123456"}', []), false, 'no needles');
 });
 
 t.test('through the pool: a valid signature verifies, an invalid one fails', async (t) => {

@@ -36,6 +36,7 @@ export function hashDescriptor(fd: number, needles: readonly string[] = []): Has
   const buf = scratch;
   let carried = 0;
   let leaked = false;
+  let escapes = false;
   let position = 0;
   try {
     for (;;) {
@@ -45,14 +46,64 @@ export function hashDescriptor(fd: number, needles: readonly string[] = []): Has
       position += n;
       const window = buf.subarray(0, carried + n);
       if (!leaked && patterns.some((p) => window.indexOf(p) >= 0)) leaked = true;
+      if (!escapes && patterns.length > 0) escapes = window.indexOf(BACKSLASH) >= 0;
       carried = Math.min(overlap, window.length);
       window.copy(buf, 0, window.length - carried);
+    }
+    // A JSON document can spell a credential with escapes (`\u0061`, `\/`), which its readers
+    // decode: with a backslash in it, its decoded strings are scanned too.
+    if (!leaked && escapes && position <= DECODED_SCAN_MAX_BYTES) {
+      const whole = Buffer.allocUnsafe(position);
+      let read = 0;
+      while (read < position) {
+        const n = readSync(fd, whole, read, position - read, read);
+        if (n === 0) break;
+        read += n;
+      }
+      leaked = decodedJsonLeak(whole.toString('utf8', 0, read), needles);
     }
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     return { ok: false, code: e.code ?? 'EIO', message: e.message };
   }
   return { ok: true, sha256: hash.digest('hex'), bytes: position, leaked };
+}
+
+const BACKSLASH = 0x5c;
+/** Documents the gate parses are at most this large (readArtifact's bound). */
+const DECODED_SCAN_MAX_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Whether a JSON text (or JSON Lines, line by line) holds a needle in a string or a member name
+ * once decoded. Text that is not JSON is judged by its bytes alone: no reader decodes it.
+ */
+export function decodedJsonLeak(text: string, needles: readonly string[]): boolean {
+  const wanted = needles.filter((n) => n !== '');
+  const docs: unknown[] = [];
+  try {
+    docs.push(JSON.parse(text));
+  } catch {
+    for (const line of text.split('\n')) {
+      try {
+        docs.push(JSON.parse(line));
+      } catch {
+        // not a JSON line
+      }
+    }
+  }
+  const holds = (s: string) => wanted.some((n) => s.includes(n));
+  while (docs.length > 0) {
+    const v = docs.pop();
+    if (typeof v === 'string') {
+      if (holds(v)) return true;
+    } else if (typeof v === 'object' && v !== null) {
+      for (const [name, member] of Object.entries(v)) {
+        if (holds(name)) return true;
+        docs.push(member);
+      }
+    }
+  }
+  return false;
 }
 
 /**
