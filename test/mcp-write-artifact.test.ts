@@ -88,6 +88,19 @@ t.test('emit false writes a supporting file without an event', async (t) => {
   t.equal(r.body['sha256'], sha('{}'));
   t.equal(await readFile(join(root, 'rca/rca.json'), 'utf8'), '{}');
   t.same(await bridge.journal('run-w'), before, 'no event appended');
+  // A node's own artifact is never rewritten without the event that claims it.
+  await mkdir(join(root, 'run'), { recursive: true });
+  await writeFile(join(root, 'run/route.json'), 'claimed later');
+  const node = await mcp.call('harness.write_artifact', {
+    runId: 'run-w',
+    nodeId: 'implement',
+    path: 'run/route.json',
+    content: 'unclaimed bytes',
+    emit: false,
+  });
+  t.equal(node.body['error'], 'artifact_write_refused');
+  t.equal(node.body['message'], 'run/route.json is the artifact of node route');
+  t.equal(await readFile(join(root, 'run/route.json'), 'utf8'), 'claimed later', 'not written');
 });
 
 t.test('path escapes and links are refused; nothing is written or stored', async (t) => {
@@ -203,7 +216,7 @@ t.test('refusals carry a code: wrong node path, unknown or differing root, missi
 t.test(
   "a write the bridge refuses is answered with the bridge's code and problems; nothing is stored",
   async (t) => {
-    const { bridge, mcp } = await setup(t);
+    const { bridge, mcp, root } = await setup(t);
     const write = (content: string, message: string) => writeIntakeOnce(mcp, content, message);
     t.equal((await write('v1', 'first')).isError, false);
     const before = await bridge.journal('run-w');
@@ -214,11 +227,26 @@ t.test(
     t.equal(refused.body['httpStatus'], 409);
     t.same(refused.body['problems'], ['message differs']);
     t.ok(before.equals(await bridge.journal('run-w')), 'journal bytes unchanged');
+    t.equal(await readFile(join(root, 'run/intake.json'), 'utf8'), 'v1', 'the claimed bytes are put back');
+    t.same((await readdir(join(root, 'run'))).sort(), ['intake.json'], 'no temp file is left behind');
+    // A refusal for the event's own fields (another mode) puts the file back too.
+    const mode = await mcp.call('harness.write_artifact', {
+      runId: 'run-w',
+      nodeId: 'intake',
+      path: 'run/intake.json',
+      content: 'v3',
+      runMode: 'replay',
+      eventSource: 'database',
+    });
+    t.equal(mode.body['error'], 'event_state_violation');
+    t.equal(await readFile(join(root, 'run/intake.json'), 'utf8'), 'v1', 'put back again');
+    const view = (await bridge.req('GET', '/runs/run-w')).body['run'];
+    t.equal(view.completionPreview.problems.join('\n').includes('changed since'), false, 'no drift');
   },
 );
 
 t.test('a claim the bridge answers for other bytes than written is a claim mismatch', async (t) => {
-  const { bridge, mcp } = await setup(t);
+  const { bridge, mcp, root } = await setup(t);
   const write = (content: string) => writeIntakeOnce(mcp, content);
   const first = await write('v1');
   t.equal(first.isError, false);
@@ -229,6 +257,11 @@ t.test('a claim the bridge answers for other bytes than written is a claim misma
   const retried = await write('v2');
   t.equal(retried.isError, true, 'never reported as written and verified');
   t.equal(retried.body['error'], 'artifact_claim_mismatch');
+  t.equal(
+    retried.body['message'],
+    'this event id was recorded before with other bytes; the file was put back',
+  );
+  t.equal(await readFile(join(root, 'run/intake.json'), 'utf8'), 'v1', 'the claimed bytes are back');
   t.same(retried.body['problems'], [
     `run/intake.json: wrote sha256 ${sha('v2')}, the bridge recorded ${sha('v1')}`,
   ]);

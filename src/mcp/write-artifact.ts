@@ -1,4 +1,5 @@
 import { artifactPathProblems } from '../contract/index.js';
+import { ArtifactError, readArtifact } from '../validators/artifact-root.js';
 import type { ToolDefinition } from './context.js';
 import { eventBody, postEventResult } from './event-tools.js';
 import { failure, isSuccess, success } from './result.js';
@@ -57,8 +58,28 @@ export const writeArtifact: ToolDefinition = {
         `path ${args.path} is not the configured artifact of node ${args.nodeId} (${configured}); pass emit false to write a supporting file`,
       ]);
     }
+    // A node's artifact is written only with the event that claims it: rewritten without one, a
+    // verified artifact would drift from its claim.
+    const owner = run.nodes.find((n) => n.artifact === args.path);
+    if (!emit && owner) {
+      return failure('artifact_write_refused', `${args.path} is the artifact of node ${owner.id}`, [
+        `write it with emit true (nodeId ${owner.id}), so the bridge verifies and claims what is written`,
+      ]);
+    }
     const root = await confirmedRoot(session, args.runId, args.artifactRoot);
     if (!root.ok) return root.result;
+    // The bytes in place now may be claimed already: kept, to be put back should the bridge not
+    // take the new ones (a refused event, or a repeated event id whose claim stands).
+    let previous: Buffer | null = null;
+    if (emit) {
+      try {
+        previous = await readArtifact(root.value, args.path, ARTIFACT_WRITE_MAX_BYTES);
+      } catch (err) {
+        if (!(err instanceof ArtifactError)) throw err;
+        if (err.message !== `${args.path} does not exist`)
+          return failure('artifact_write_refused', `${args.path} was not written`, [err.message]);
+      }
+    }
 
     let written: Awaited<ReturnType<typeof writeArtifactFile>>;
     try {
@@ -86,13 +107,25 @@ export const writeArtifact: ToolDefinition = {
       artifact: args.path,
       status: 'ok',
     });
-    if (!isSuccess(posted.res)) return posted.result;
-    const stored = posted.res.body['event'] as { claim?: { sha256?: string } } | undefined;
+    const duplicate = posted.res.body['duplicate'] === true;
+    const stored = isSuccess(posted.res)
+      ? (posted.res.body['event'] as { claim?: { sha256?: string } } | undefined)
+      : undefined;
     const claim = stored?.claim;
-    if (claim?.sha256 !== written.sha256) {
-      return failure('artifact_claim_mismatch', 'the bridge recorded other bytes than were written', [
-        `${args.path}: wrote sha256 ${written.sha256}, the bridge recorded ${claim?.sha256 ?? 'no claim'}`,
-      ]);
+    const taken = claim?.sha256 === written.sha256;
+    // Nothing claims the new bytes when the event was refused, or repeated an id recorded with
+    // other bytes: the file goes back to what it was (a file that was absent stays, unclaimed).
+    const putBack = !taken && previous !== null && (!isSuccess(posted.res) || duplicate);
+    if (putBack) await writeArtifactFile(root.value, args.path, previous as Buffer);
+    if (!isSuccess(posted.res)) return posted.result;
+    if (!taken) {
+      return failure(
+        'artifact_claim_mismatch',
+        duplicate
+          ? `this event id was recorded before with other bytes${putBack ? '; the file was put back' : ''}`
+          : 'the bridge recorded other bytes than were written',
+        [`${args.path}: wrote sha256 ${written.sha256}, the bridge recorded ${claim?.sha256 ?? 'no claim'}`],
+      );
     }
     return success({
       runId,
@@ -101,7 +134,7 @@ export const writeArtifact: ToolDefinition = {
       emitted: true,
       claim,
       seq: posted.res.body['seq'],
-      duplicate: posted.res.body['duplicate'] === true,
+      duplicate,
       event: stored,
     });
   },
