@@ -23,6 +23,13 @@ t.test('bridgeUrl accepts loopback http:// URLs only', async (t) => {
     'https://127.0.0.1:8787',
     'file:///etc/passwd',
     'not a url',
+    // The bridge answers at its origin: a user, password, path, query or fragment is a mistake
+    // (fetch refuses credentials in a URL and would echo them; a path would be dropped).
+    'http://user:pw@127.0.0.1:8787',
+    'http://user@127.0.0.1:8787',
+    'http://127.0.0.1:8787/prefix/',
+    'http://127.0.0.1:8787/?x=1',
+    'http://127.0.0.1:8787/#x',
   ]) {
     t.throws(() => bridgeUrl({ HARNESS_BRIDGE_URL: url }), UsageError, url);
   }

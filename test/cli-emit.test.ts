@@ -54,6 +54,10 @@ t.test('harness emit', async (t) => {
       ['em', 'node.entered', 'intake', `leak ${base.HARNESS_BRIDGE_ACCESS_TOKEN}`],
       ['em', 'node.entered', 'intake', 'x', '--approval-scope', b.t.env['HARNESS_HUMAN_APPROVAL_TOKEN']!],
       ['em', 'node.entered', 'intake', 'x', '--status', 'done'],
+      // A non-canonical run ID: `..` would resolve to another route.
+      ['..', 'node.entered', 'intake', 'x'],
+      ['.', 'node.entered', 'intake', 'x'],
+      ['', 'node.entered', 'intake', 'x'],
     ]) {
       const env =
         args.at(-1) === b.t.env['HARNESS_HUMAN_APPROVAL_TOKEN']

@@ -145,6 +145,21 @@ t.test('harness init names each file it created or kept and the shell it is for'
   t.match((await init()).stdout, new RegExp(`^kept ${join(dir, 'agent.env')}:`, 'm'));
 });
 
+t.test('harness init --dir takes a relative directory as absolute', async (t) => {
+  const dir = await devDir(t);
+  await mkdir(join(dir, '..'), { recursive: true });
+  const r = await execa(process.execPath, [CLI, 'init', '--dir', 'rel-dev'], {
+    cwd: join(dir, '..'),
+    extendEnv: false,
+    env: { PATH: process.env['PATH'] ?? '' },
+  });
+  t.equal(r.exitCode, 0, r.stderr);
+  const dev = await read(join(dir, '..', 'rel-dev'), 'dev.env');
+  // dev.env is sourced from any working directory: its paths must not depend on this one.
+  t.equal(dev['HARNESS_REPO_ROOT'], join(dir, '..', 'rel-dev', 'repo'));
+  t.equal(dev['HARNESS_DATA_DIR'], join(dir, '..', 'rel-dev', 'runs'));
+});
+
 t.test('a development directory that cannot be made is an environment error: exit 2, one line', async (t) => {
   const dir = await devDir(t);
   await mkdir(join(dir, '..'), { recursive: true });

@@ -76,6 +76,22 @@ t.test('review keygen + enrol + review sign produce a review the gate accepts', 
   t.equal(gen.exitCode, 0, gen.stderr);
   const entry = JSON.parse(gen.stdout);
   t.equal(entry.status, 'active');
+  // An existing key is never overwritten, and a missing --out is the environment's fault: exit 2.
+  const again = await harness([
+    'review',
+    'keygen',
+    '--out',
+    keys,
+    '--actor-id',
+    'a',
+    '--key-id',
+    entry.keyId,
+  ]);
+  t.equal(again.exitCode, 2, again.stderr);
+  t.match(again.stderr, /^harness: a key .* is already in --out .*; it is never overwritten$/);
+  const nowhere = await harness(['review', 'keygen', '--out', join(keys, 'missing'), '--actor-id', 'a']);
+  t.equal(nowhere.exitCode, 2, nowhere.stderr);
+  t.match(nowhere.stderr, /^harness: --out .*missing: ENOENT/);
   const store = { schema: 'harness.review-trust.v1', keys: [entry] };
   await writeFile(join(f.repo, 'controls/review-trust.v1.json'), JSON.stringify(store));
   await f.git('commit', '-q', '-am', 'enrol reviewer');

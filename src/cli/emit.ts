@@ -1,7 +1,15 @@
 import { type Command, Option } from 'commander';
 import type { RunEvent, RunMode } from '../contract/index.js';
-import { ACTORS, EVENT_SOURCES, EVENT_TYPES, NODE_IDS, RUN_MODES, STATUSES } from '../contract/index.js';
-import { refuseIntegrityKey, requireEnv } from './env.js';
+import {
+  ACTORS,
+  EVENT_SOURCES,
+  EVENT_TYPES,
+  NODE_IDS,
+  RUN_ID_PATTERN,
+  RUN_MODES,
+  STATUSES,
+} from '../contract/index.js';
+import { refuseIntegrityKey, requireEnv, UsageError } from './env.js';
 import { bridgeRequest, describeFailure } from './http.js';
 import { terminalJson } from './terminal.js';
 
@@ -65,6 +73,8 @@ export function registerEmit(program: Command): void {
         opts: Record<string, string | undefined>,
       ) => {
         refuseIntegrityKey('harness emit');
+        // As approve, explain and run create do: `.` or `..` would otherwise reach another route.
+        if (!RUN_ID_PATTERN.test(runId)) throw new UsageError('the run ID is not canonical');
         const token = requireEnv('HARNESS_BRIDGE_ACCESS_TOKEN');
         const mode = opts['mode'] as RunMode;
         const event: Record<string, unknown> = {

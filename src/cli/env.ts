@@ -25,6 +25,18 @@ export function bridgeUrl(env: NodeJS.ProcessEnv = process.env): URL {
   // Every client sends a credential to this URL: a remote one would send it off the machine.
   if (url.protocol !== 'http:' || !isLoopbackHost(url.hostname))
     throw new UsageError('HARNESS_BRIDGE_URL must be an http:// loopback URL');
+  // The bridge answers at its root: a path would be dropped, and a user or password would make
+  // every request fail (and be echoed in the error).
+  if (
+    url.username !== '' ||
+    url.password !== '' ||
+    url.pathname !== '/' ||
+    url.search !== '' ||
+    url.hash !== ''
+  )
+    throw new UsageError(
+      'HARNESS_BRIDGE_URL must be the bridge origin only (http://HOST:PORT), with no user, path or query',
+    );
   return url;
 }
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { execa } from '#execa';
 import { trustStoreDigest } from '../server/trust-pin.js';
@@ -180,7 +180,8 @@ export function registerInit(program: Command): void {
     )
     .option('--dir <dir>', 'where to create them', defaultDevDir())
     .action(async (opts: { dir: string }) => {
-      const setup = await ensureDevSetup(opts.dir);
+      // Absolute, so the paths written into dev.env hold from any working directory.
+      const setup = await ensureDevSetup(resolve(opts.dir));
       process.stdout.write(describeDevFiles(setup));
       if (setup.created)
         process.stdout.write(`created a trust store repository in ${join(setup.dir, 'repo')}\n`);

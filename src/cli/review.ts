@@ -64,13 +64,21 @@ export function registerReview(program: Command): void {
       const keyId = opts.keyId ?? keyIdOf(publicKey.export({ type: 'spki', format: 'der' }));
       if (!ID.test(keyId)) throw new UsageError('--key-id is not an identifier');
       const base = join(resolve(opts.out), keyId.replaceAll('/', '_'));
-      // wx: never overwrite an existing key; 0600: the private key is readable by its owner only.
-      await writeFile(`${base}.key.pem`, privateKey.export({ type: 'pkcs8', format: 'pem' }), {
-        flag: 'wx',
-        mode: 0o600,
-      });
       const publicKeyPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
-      await writeFile(`${base}.pub.pem`, publicKeyPem, { flag: 'wx', mode: 0o644 });
+      try {
+        // wx: never overwrite an existing key; 0600: the private key is readable by its owner only.
+        await writeFile(`${base}.key.pem`, privateKey.export({ type: 'pkcs8', format: 'pem' }), {
+          flag: 'wx',
+          mode: 0o600,
+        });
+        await writeFile(`${base}.pub.pem`, publicKeyPem, { flag: 'wx', mode: 0o644 });
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'EEXIST')
+          throw new UsageError(`a key ${keyId} is already in --out ${opts.out}; it is never overwritten`);
+        if (typeof code === 'string') throw new UsageError(`--out ${opts.out}: ${(err as Error).message}`);
+        throw err;
+      }
       const entry: TrustKeyT = {
         keyId,
         algorithm: 'ed25519',
