@@ -94,3 +94,39 @@ t.test('a checkpoint does not empty the log once the fence throws', async (t) =>
   await commitLog.close();
   t.same(await log(), before, 'the log is left as it is');
 });
+
+t.test('a batch write that fails partway is cut back: no record of it stays in the log', async (t) => {
+  // The write lands the first half of the batch (whole records among it), then fails, as a full
+  // disk or a file-size limit does. None of the batch was acknowledged, so none may stay.
+  const fdIo = await import('../src/storage/fd-io.js');
+  const fs = await import('node:fs');
+  let failNext = false;
+  const { CommitLog: Log } = await t.mockImport<typeof import('../src/storage/commit-log.js')>(
+    new URL('../src/storage/commit-log.js', import.meta.url).href,
+    {
+      [new URL('../src/storage/fd-io.js', import.meta.url).href]: {
+        ...fdIo,
+        writeAll: async (fd: number, data: Buffer) => {
+          if (!failNext) return fdIo.writeAll(fd, data);
+          fs.writeSync(fd, data, 0, Math.floor(data.length / 2));
+          throw Object.assign(new Error('EFBIG: file too large, write'), { code: 'EFBIG' });
+        },
+      },
+    },
+  );
+  const dir = await mkdtemp(join(tmpdir(), 'harness-cutback-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const { commitLog } = await Log.open(dir, randomBytes(32));
+  const log = () => readFile(join(dir, COMMIT_LOG_FILE));
+  const j = journal(100);
+  await commitLog.append(j, Buffer.from('{"seq":0}\n'));
+  const acknowledged = await log();
+  failNext = true;
+  const batch = ['{"seq":1}\n', '{"seq":2}\n', '{"seq":3}\n', '{"seq":4}\n'].map((l) =>
+    commitLog.append(j, Buffer.from(l)),
+  );
+  for (const appended of batch) await t.rejects(appended, /EFBIG/);
+  t.ok((await log()).equals(acknowledged), 'the log holds exactly the acknowledged batch');
+  t.ok(commitLog.broken, 'the log is failed until a restart');
+  await commitLog.close().catch(() => {});
+});

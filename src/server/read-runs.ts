@@ -46,6 +46,10 @@ async function summaryOf(ctx: BridgeContext, runId: string): Promise<RunSummary 
   if (loaded.kind === 'quarantined') return quarantinedSummary(runId, loaded.createdAt, loaded.quarantine);
   try {
     await loaded.run.journal.idle();
+    // A failed log write leaves records in memory that no client was told are stored: the list
+    // answers 500, as every read of a run does then, rather than count them.
+    const broken = loaded.run.journal.broken;
+    if (broken) throw broken;
     await reverifyCompleted(ctx, loaded.run);
     // Quarantined by this read's re-verification: answer as every later read will.
     const q = ctx.store.quarantineOf(runId);

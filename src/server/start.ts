@@ -54,8 +54,21 @@ export interface StartOptions {
  * and sealed-pin check and the store's opening (commit-log replay). Any failure is a StartupError:
  * one line naming what is wrong, exit 2.
  */
+/**
+ * A write past a file-size limit (`ulimit -f`) raises SIGXFSZ, whose default action ends the
+ * process mid-write. Ignored, the write fails with EFBIG instead and takes the storage failure
+ * path: requests are answered 500, nothing unacknowledged is kept, and a restart recovers.
+ */
+let fileSizeSignalIgnored = false;
+function ignoreFileSizeSignal(): void {
+  if (fileSizeSignalIgnored || process.platform === 'win32') return;
+  fileSizeSignalIgnored = true;
+  process.on('SIGXFSZ', () => {});
+}
+
 export async function startBridge(opts: StartOptions = {}): Promise<RunningBridge> {
   const env = readBridgeEnv(opts.env ?? process.env);
+  ignoreFileSizeSignal();
   await checkTrustPin(env.repoRoot, env.trustPin);
   await mkdir(env.dataDir, { recursive: true, mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
     throw new StartupError(

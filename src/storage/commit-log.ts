@@ -3,7 +3,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { COMMIT_LOG_CHECKPOINT_BYTES } from '../contract/index.js';
 import { COMMIT_LOG_FILE, type Disputed, replayLog } from './commit-log-replay.js';
-import { datasync, truncateToEmpty, writeAll } from './fd-io.js';
+import { datasync, truncateTo, truncateToEmpty, writeAll } from './fd-io.js';
 import { LeaseLostError } from './lease.js';
 import { openNoFollow } from './no-follow.js';
 
@@ -128,7 +128,7 @@ export class CommitLog {
         // held, and written here only for a journal past JOURNAL_WRITE_BEHIND_BYTES; a failed
         // write fails the log (below), not this batch, which is already durable.
         this.fenced();
-        await writeAll(this.handle.fd, data);
+        await this.writeBatch(data);
         this.size += data.length;
         batch.resolve();
         for (const [journal, own] of lines) {
@@ -151,6 +151,23 @@ export class CommitLog {
       this.fail(err);
     }
     this.flushing = null;
+  }
+
+  /**
+   * One batch's write. A write that fails partway (a full disk, a file-size limit) may have left
+   * some of the batch's records whole in the log; none was acknowledged, so the log is cut back
+   * to where the batch began, or the next start would replay records their clients were told
+   * failed.
+   */
+  private async writeBatch(data: Buffer): Promise<void> {
+    try {
+      await writeAll(this.handle.fd, data);
+    } catch (err) {
+      await truncateTo(this.handle.fd, this.size)
+        .then(() => datasync(this.handle.fd))
+        .catch(() => {});
+      throw err;
+    }
   }
 
   /** Writes to their files the lines every journal holds back. */

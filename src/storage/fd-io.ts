@@ -21,8 +21,10 @@ export const writeAll = (fd: number, data: Buffer): Promise<void> =>
 export const datasync = (fd: number): Promise<void> =>
   new Promise((resolve, reject) => fdatasync(fd, (err) => (err ? reject(err) : resolve())));
 
-export const truncateToEmpty = (fd: number): Promise<void> =>
-  new Promise((resolve, reject) => ftruncate(fd, 0, (err) => (err ? reject(err) : resolve())));
+export const truncateTo = (fd: number, length: number): Promise<void> =>
+  new Promise((resolve, reject) => ftruncate(fd, length, (err) => (err ? reject(err) : resolve())));
+
+export const truncateToEmpty = (fd: number): Promise<void> => truncateTo(fd, 0);
 
 /**
  * Writes all of `data` now, on this thread: for page-cache writes (no sync) a syscall is far
