@@ -267,3 +267,41 @@ t.test('a claim the bridge answers for other bytes than written is a claim misma
   ]);
   t.ok(before.equals(await bridge.journal('run-w')), 'journal bytes unchanged');
 });
+
+t.test('an argument carrying the access token is refused before anything is written or sent', async (t) => {
+  const { bridge, mcp, root } = await setup(t);
+  const token = bridge.t.env['HARNESS_BRIDGE_ACCESS_TOKEN']!;
+  const before = await bridge.journal('run-w');
+  const entries = async () => (await readdir(root, { recursive: true })).sort();
+  const listed = await entries();
+  const cases: [string, Record<string, unknown>][] = [
+    [
+      'harness.write_artifact',
+      { runId: 'run-w', nodeId: 'implement', path: `x/${token}.json`, content: '{}', emit: false },
+    ],
+    [
+      'harness.write_artifact',
+      { runId: 'run-w', nodeId: 'intake', path: 'run/intake.json', content: `t=${token}` },
+    ],
+    [
+      'harness.write_artifact',
+      {
+        runId: 'run-w',
+        nodeId: 'intake',
+        path: 'run/intake.json',
+        contentBase64: Buffer.from(`t=${token}`).toString('base64'),
+      },
+    ],
+    [
+      'harness.emit_event',
+      { runId: 'run-w', type: 'node.entered', nodeId: 'intake', message: `see ${token}` },
+    ],
+  ];
+  for (const [tool, args] of cases) {
+    const r = await mcp.call(tool, args);
+    t.equal(r.body['error'], 'invalid_tool_input', `${tool} ${Object.keys(args).join(',')}`);
+    t.notOk(JSON.stringify(r.body).includes(token), 'the token is not echoed');
+  }
+  t.same(await entries(), listed, 'nothing was written under the root');
+  t.ok(before.equals(await bridge.journal('run-w')), 'journal bytes unchanged');
+});

@@ -51,6 +51,13 @@ export function createMcpServer(session: McpSession): Server {
     if (problems.length > 0) {
       return failure('invalid_tool_input', `the arguments of ${entry.tool.name} are invalid`, problems);
     }
+    // The bridge refuses a body carrying a credential; a tool argument can reach a file name, a
+    // file's bytes or a result without ever being a body, so it is refused here first.
+    if (carries(args, session.accessToken)) {
+      return failure('invalid_tool_input', 'an argument carries the bridge access token', [
+        'credentials travel only in the tool server environment, never in tool arguments',
+      ]);
+    }
     try {
       return await entry.tool.run(session, args);
     } catch (err) {
@@ -62,6 +69,18 @@ export function createMcpServer(session: McpSession): Server {
     }
   });
   return server;
+}
+
+/** Whether any string in `value` (names included), or base64 content once decoded, holds `secret`. */
+function carries(value: unknown, secret: string): boolean {
+  if (typeof value === 'string') return value.includes(secret);
+  if (typeof value !== 'object' || value === null) return false;
+  return Object.entries(value).some(
+    ([name, v]) =>
+      name.includes(secret) ||
+      carries(v, secret) ||
+      (name === 'contentBase64' && typeof v === 'string' && Buffer.from(v, 'base64').includes(secret)),
+  );
 }
 
 /** Serves the tools on stdin/stdout until the client closes the stream. */
