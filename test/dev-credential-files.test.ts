@@ -176,3 +176,16 @@ t.test('a development directory that cannot be made is an environment error: exi
   t.match(r.stderr, new RegExp(`^harness: cannot set up the development directory ${under}: ENOTDIR`));
   t.equal(r.stderr.trimEnd().split('\n').length, 1, 'one line');
 });
+
+t.test('an init interrupted after its commit (no dev.env yet) is completed by the next one', async (t) => {
+  const dir = await devDir(t);
+  const first = await ensureDevSetup(dir);
+  const pin = first.env['HARNESS_REVIEW_TRUST_SHA256'];
+  for (const name of ['dev.env', 'agent.env', 'approve.env']) await rm(join(dir, name));
+  // The repository still holds the committed store: committing it again would fail.
+  const again = await ensureDevSetup(dir);
+  t.equal(again.created, true, 'new credentials are made');
+  t.equal(again.env['HARNESS_REVIEW_TRUST_SHA256'], pin, 'the pin of the store already committed');
+  const log = await execa('git', ['log', '--oneline'], { cwd: join(dir, 'repo') });
+  t.equal(log.stdout.trim().split('\n').length, 1, 'no second commit');
+});

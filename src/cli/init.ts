@@ -119,8 +119,8 @@ async function createDevEnv(dir: string, envFile: string): Promise<Record<string
   await mkdir(join(repo, 'controls'), { recursive: true, mode: 0o700 });
   const store = `${JSON.stringify({ schema: 'harness.review-trust.v1', description: 'development trust store: no reviewer enrolled yet', keys: [] }, null, 2)}\n`;
   await writeFile(join(repo, 'controls', 'review-trust.v1.json'), store);
-  const git = (...args: string[]) =>
-    execa(
+  const git = async (...args: string[]) => {
+    const r = await execa(
       'git',
       [
         '-c',
@@ -131,11 +131,27 @@ async function createDevEnv(dir: string, envFile: string): Promise<Record<string
         'commit.gpgsign=false',
         ...args,
       ],
-      { cwd: repo },
+      { cwd: repo, reject: false },
     );
+    if (r.failed && r.exitCode !== 1)
+      throw new UsageError(
+        `git ${args[0]} in ${repo} failed: ${String(r.stderr || r.shortMessage).split('\n')[0]}`,
+      );
+    return r;
+  };
   await git('init', '-q');
   await git('add', 'controls/review-trust.v1.json');
-  await git('commit', '-q', '-m', 'Development review-trust store');
+  // A repository left by an earlier, interrupted init may already hold this very store: committed
+  // again it would be "nothing to commit". Exit 1 of `diff --cached --quiet` means staged changes.
+  const staged = (await git('diff', '--cached', '--quiet')).exitCode === 1;
+  const born = (await git('rev-parse', '-q', '--verify', 'HEAD')).exitCode === 0;
+  if (staged || !born) {
+    const commit = await git('commit', '-q', '-m', 'Development review-trust store');
+    if (commit.failed)
+      throw new UsageError(
+        `git commit in ${repo} failed: ${String(commit.stderr || commit.stdout).split('\n')[0]}`,
+      );
+  }
   const env = {
     HARNESS_BRIDGE_INTEGRITY_KEY: secret(),
     HARNESS_BRIDGE_ACCESS_TOKEN: secret(),
