@@ -207,6 +207,7 @@ function viewOf(f: Fixture, extra: Record<string, unknown> = {}) {
     commissioned: f.facts.config.commissioned,
     createdAt: '2025-01-01T00:00:00Z',
     trustPin: f.env.trustPin,
+    artifactRootSet: true,
     adapter: null,
     nodes,
     approvals: [],
@@ -239,6 +240,42 @@ t.test('explain --artifact-root adds the local content-validator verdict', async
   t.equal(r.exitCode, 1, r.stderr);
   t.match(r.stdout, /^local: proof: proof\/proof.json status is failed/m);
   await readFile(join(f.root, 'proof/proof.json'));
+});
+
+t.test('explain checks only under the root the run sealed, as the bridge confirms it', async (t) => {
+  const f = await buildFixture(t, { commissioned: false, corrective: false });
+  await f.mutate('proof/proof.json', (d) => (d.status = 'failed'));
+  const posted: unknown[] = [];
+  let sealed = true;
+  const url = await fakeBridge(t, (u, body) => {
+    if (u !== '/runs') return [200, { ok: true, run: { ...viewOf(f), artifactRootSet: sealed } }];
+    posted.push(JSON.parse(body));
+    return [
+      409,
+      {
+        ok: false,
+        error: 'run_already_exists',
+        message: 'differs',
+        problems: ['artifactRoot differs from the stored run'],
+      },
+    ];
+  });
+  const explain = () =>
+    harness(['explain', f.runId, '--artifact-root', f.root], {
+      HARNESS_BRIDGE_URL: url,
+      HARNESS_BRIDGE_ACCESS_TOKEN: 'tok-'.repeat(10),
+      HARNESS_REPO_ROOT: f.repo,
+    });
+  const other = await explain();
+  t.equal(other.exitCode, 1);
+  t.match(other.stderr, /run_already_exists[\s\S]*artifactRoot differs/);
+  t.notMatch(other.stdout, /^local:/m, 'nothing judged under a root the run did not seal');
+  t.same(posted, [{ id: f.runId, artifactRoot: f.root }], 'the bridge was asked with the real root');
+  sealed = false;
+  const unsealed = await explain();
+  t.equal(unsealed.exitCode, 1);
+  t.match(unsealed.stderr, /has no artifact root sealed yet/);
+  t.equal(posted.length, 1, 'a run without a root is not asked (that request would seal one)');
 });
 
 t.test(

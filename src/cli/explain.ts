@@ -46,6 +46,27 @@ export function registerExplain(program: Command): void {
       const lines: string[] = [...run.completionPreview.problems];
       if (opts.artifactRoot !== undefined) {
         const realRoot = await realArtifactRoot(opts.artifactRoot);
+        // The local checks judge the run only under the root it sealed. A run view carries no
+        // absolute path, so the bridge is asked: POST /runs with the same root is answered 200
+        // and changes nothing; another root is 409 naming artifactRoot. A run without a sealed
+        // root is not asked (that request would seal one).
+        if (!run.artifactRootSet) {
+          process.stderr.write(
+            `harness explain: run ${runId} has no artifact root sealed yet; nothing to check under ${terminalText(realRoot)}\n`,
+          );
+          process.exitCode = 1;
+          return;
+        }
+        const same = await bridgeRequest('/runs', {
+          method: 'POST',
+          body: { id: runId, artifactRoot: realRoot },
+          headers: { 'x-harness-bridge-token': token },
+        });
+        if (same.status !== 200) {
+          process.stderr.write(`${describeFailure(same)}\n`);
+          process.exitCode = 1;
+          return;
+        }
         const gate = createFinishLineGate({ concurrency: 1, deadlineMs: 120_000 });
         const facts = factsFromView(run, realRoot);
         const local = [
