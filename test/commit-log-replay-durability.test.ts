@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { COMMIT_LOG_FILE } from '../src/storage/commit-log-replay.js';
@@ -71,3 +71,25 @@ for (const [what, damage] of [
     t.ok(what === 'a directory' ? kind.isDirectory() : kind.isFIFO(), `the journal is still ${what}`);
   });
 }
+
+t.test(
+  'after a crash, a run whose config is damaged is quarantined under the ID the log names',
+  async (t) => {
+    // No snapshot yet (written lazily) and another run's config in its place: only commit.log
+    // still says which run the directory holds. Its reads must give the quarantine and its reason,
+    // not 404.
+    const crashed = await seeded(t, ['good', 'm-a']);
+    const paths = runPaths(crashed.dataDir, 'm-a');
+    await rm(paths.snapshot, { force: true });
+    await writeFile(paths.config, await readFile(runPaths(crashed.dataDir, 'good').config));
+    const b = await startTestBridge(crashed);
+    t.teardown(() => b.close());
+    const read = await b.req('GET', '/runs/m-a');
+    t.equal(read.status, 200, JSON.stringify(read.body));
+    t.equal(read.body.run.status, 'quarantined');
+    t.match(read.body.run.quarantine.reasons, [
+      /^run-config\.json: run-config\.json belongs to another run$/,
+    ]);
+    t.equal((await b.req('GET', '/runs/good')).body.run.eventCount, 3, 'the other run is served');
+  },
+);

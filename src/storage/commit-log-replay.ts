@@ -37,8 +37,8 @@ export async function replayLog(
   key: Buffer,
   buf: Buffer,
   log: (msg: string) => void,
-): Promise<Disputed[]> {
-  const fresh = await replay(dataDir, key, buf, log);
+): Promise<{ disputed: Disputed[]; named: string[] }> {
+  const { disputed: fresh, named } = await replay(dataDir, key, buf, log);
   const disputedPath = join(dataDir, DISPUTED_FILE);
   if (fresh.length > 0) {
     await appendFile(disputedPath, fresh.map((d) => `${JSON.stringify(d)}\n`).join(''), { mode: 0o600 });
@@ -46,7 +46,7 @@ export async function replayLog(
     await h.sync();
     await h.close();
   }
-  return readDisputed(disputedPath);
+  return { disputed: await readDisputed(disputedPath), named };
 }
 
 /** The complete lines of a log as `<runId> <record>`; a torn last line was never acknowledged. */
@@ -108,7 +108,7 @@ async function replay(
   key: Buffer,
   buf: Buffer,
   log: (msg: string) => void,
-): Promise<(Disputed & { line: string })[]> {
+): Promise<{ disputed: (Disputed & { line: string })[]; named: string[] }> {
   const byRun = new Map<string, string[]>();
   const disputed: (Disputed & { line: string })[] = [];
   for (const { runId, record, line } of logLines(buf)) {
@@ -129,7 +129,7 @@ async function replay(
       log(`run ${runId}: ${outcome.replayed}`);
     }
   }
-  return disputed;
+  return { disputed, named: [...byRun.keys()] };
 }
 
 /**

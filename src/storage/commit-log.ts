@@ -74,12 +74,17 @@ export class CommitLog {
     dataDir: string,
     key: Buffer,
     opts: { checkpointBytes?: number; log?: (msg: string) => void; fence?: () => void } = {},
-  ): Promise<{ commitLog: CommitLog; disputed: Disputed[] }> {
+  ): Promise<{ commitLog: CommitLog; disputed: Disputed[]; named: string[] }> {
     const path = join(dataDir, COMMIT_LOG_FILE);
     // O_DSYNC: every write is durable when it returns, as if followed by fdatasync.
     const handle = await openNoFollow(path, O_RDWR | O_APPEND | O_CREAT | O_DSYNC, 0o600);
     try {
-      const disputed = await replayLog(dataDir, key, await handle.readFile(), opts.log ?? (() => {}));
+      const { disputed, named } = await replayLog(
+        dataDir,
+        key,
+        await handle.readFile(),
+        opts.log ?? (() => {}),
+      );
       await handle.truncate(0);
       await handle.datasync();
       return {
@@ -89,6 +94,7 @@ export class CommitLog {
           opts.fence ?? (() => {}),
         ),
         disputed,
+        named,
       };
     } catch (err) {
       await handle.close();

@@ -12,10 +12,16 @@ export const EPOCH = '1970-01-01T00:00:00.000Z';
 
 /**
  * The run ID that a config which failed authentication claims, or failing that the run's snapshot
- * (a config replaced by something unreadable), trusted only if it hashes to the run's directory
- * name `dir` (no other ID does); otherwise that name, the only identity left to trust.
+ * (a config replaced by something unreadable), or failing both a run ID the commit log named at
+ * this start (`logged`: after a crash the snapshot may never have been written), each trusted
+ * only if it hashes to the run's directory name `dir` (no other ID does); otherwise that name,
+ * the only identity left to trust.
  */
-export async function claimedRunId(configPath: string, dir: string): Promise<string> {
+export async function claimedRunId(
+  configPath: string,
+  dir: string,
+  logged: readonly string[] = [],
+): Promise<string> {
   for (const path of [configPath, join(dirname(configPath), SNAPSHOT_FILE)]) {
     try {
       const id = (JSON.parse(await readTextNoFollow(path)) as { runId?: unknown }).runId;
@@ -24,7 +30,7 @@ export async function claimedRunId(configPath: string, dir: string): Promise<str
       // missing, unreadable or not JSON: the next claim, then the directory name
     }
   }
-  return dir;
+  return logged.find((id) => isCanonicalRunId(id) && runDirName(id) === dir) ?? dir;
 }
 
 /**
@@ -32,12 +38,14 @@ export async function claimedRunId(configPath: string, dir: string): Promise<str
  * quarantined (run ID, reason). A directory whose config fails, or belongs to another run, is
  * quarantined under the run it is named for when some authentic config names that run (two run
  * directories swapped, or one copied over another), else under the ID its config or snapshot
- * claims if that hashes to it (claimedRunId), else under the directory's own name.
+ * claims, or the commit log names, if that hashes to it (claimedRunId), else under the directory's
+ * own name.
  */
 export async function attributeRunDirs(
   dataDir: string,
   key: Buffer,
   configs: LayoutConfigs | undefined,
+  logged: readonly string[] = [],
 ): Promise<{ entries: IndexEntry[]; quarantines: [string, string][] }> {
   const dirs = (await readdir(dataDir)).filter((d) => RUN_DIR_PATTERN.test(d)).sort();
   // One at a time: a data directory holds up to 100000 runs (startup's layout check has usually
@@ -64,7 +72,7 @@ export async function attributeRunDirs(
       continue;
     }
     const own = belongs.get(r.dir);
-    const runId = own?.runId ?? (await claimedRunId(r.path, r.dir));
+    const runId = own?.runId ?? (await claimedRunId(r.path, r.dir, logged));
     entries.push({ runId, createdAt: own?.createdAt ?? EPOCH });
     const message = r.config ? 'run-config.json belongs to another run' : (r.error as Error).message;
     quarantines.push([runId, `run-config.json: ${message}`]);

@@ -100,10 +100,10 @@ export class RunStore implements RunStorage {
   static async open(opts: StoreOptions): Promise<RunStore> {
     // Acknowledged records the journals lack (a crash lost them with the page cache) come back
     // from the commit log before any run is read.
-    const { commitLog, disputed } = await CommitLog.open(opts.dataDir, opts.integrityKey, opts);
+    const { commitLog, disputed, named } = await CommitLog.open(opts.dataDir, opts.integrityKey, opts);
     const store = new RunStore(opts, commitLog);
     try {
-      await store.buildIndex(disputed);
+      await store.buildIndex(disputed, named);
     } catch (err) {
       await commitLog.close();
       throw err;
@@ -115,9 +115,14 @@ export class RunStore implements RunStorage {
    * The index from every run directory's config (run-attribution.ts says which run each directory
    * holds, and which are quarantined); disputed commit-log records quarantine their run.
    */
-  private async buildIndex(disputed: Disputed[]): Promise<void> {
+  private async buildIndex(disputed: Disputed[], logged: string[]): Promise<void> {
     const opts = this.opts;
-    const { entries, quarantines } = await attributeRunDirs(opts.dataDir, opts.integrityKey, opts.configs);
+    const { entries, quarantines } = await attributeRunDirs(
+      opts.dataDir,
+      opts.integrityKey,
+      opts.configs,
+      logged,
+    );
     for (const [runId, reason] of quarantines) this.quarantine(runId, reason);
     this.index.load(entries);
     for (const d of disputed) {
