@@ -2,11 +2,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
+import { execa } from '#execa';
 import { COMMIT_LOG_FILE } from '../src/storage/commit-log-replay.js';
 import { runPaths } from '../src/storage/paths.js';
 import { cleanup, ev, startTestBridge, type TestEnv } from './helpers/bridge.js';
 import { crashImage } from './helpers/crash-image.js';
 import { recordHandleSyncs } from './helpers/patch-fs.js';
+import { CLI } from './helpers/paths.js';
 
 /**
  * CONTRACT 7, at startup: commit.log holds acknowledged records whose journal lines may still be
@@ -82,6 +84,13 @@ t.test(
     const paths = runPaths(crashed.dataDir, 'm-a');
     await rm(paths.snapshot, { force: true });
     await writeFile(paths.config, await readFile(runPaths(crashed.dataDir, 'good').config));
+    // harness verify names it as startup will.
+    const verify = await execa(process.execPath, [CLI, 'verify'], {
+      env: { PATH: process.env['PATH'] ?? '', ...crashed.env },
+      extendEnv: false,
+      reject: false,
+    });
+    t.match(verify.stdout, /^TAMPERED m-a: run-config\.json belongs to another run$/m, verify.stdout);
     const b = await startTestBridge(crashed);
     t.teardown(() => b.close());
     const read = await b.req('GET', '/runs/m-a');

@@ -124,6 +124,7 @@ export async function authenticateRun(
   dirName: string,
   key: Buffer,
   logged: (runId: string) => readonly string[] = () => [],
+  loggedRuns: readonly string[] = [],
 ): Promise<RunCheck> {
   const dir = join(dataDir, dirName);
   const check: RunCheck = {
@@ -138,11 +139,13 @@ export async function authenticateRun(
   };
   const config = await checkConfig(check, dir, key);
   if (config === null) {
-    check.name = await claimedRunId(join(dir, CONFIG_FILE), dirName);
+    // Named as startup names it (run-attribution.ts), the commit log's runs included.
+    check.name = await claimedRunId(join(dir, CONFIG_FILE), dirName, loggedRuns);
     return check;
   }
   check.name = config.runId;
   if (`run-${sha256Hex(config.runId)}` !== dirName) {
+    check.name = await claimedRunId(join(dir, CONFIG_FILE), dirName, loggedRuns);
     check.tampered.push('run-config.json belongs to another run');
     return check;
   }

@@ -125,8 +125,12 @@ export async function verifyDataDir(
         journalMacs: null,
       });
     } else {
-      const check = await authenticateRun(dataDir, t.dir, key, (runId) =>
-        bridge === null ? (log.logged.get(runId) ?? []) : [],
+      const check = await authenticateRun(
+        dataDir,
+        t.dir,
+        key,
+        (runId) => (bridge === null ? (log.logged.get(runId) ?? []) : []),
+        [...log.logged.keys()],
       );
       checkLog(check, log, key, bridge);
       check.journalMacs = null; // judged: not kept while the other runs are read
