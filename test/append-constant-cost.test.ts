@@ -21,7 +21,7 @@ t.test('appends to an open run read nothing of its journal', async (t) => {
     );
     return answers.every((r) => r.status === 201);
   };
-  for (let k = 0; k < 10; k++) t.ok(await post(k * 100), `events ${k * 100} to ${k * 100 + 99}`);
+  for (let k = 0; k < 5; k++) t.ok(await post(k * 100), `events ${k * 100} to ${k * 100 + 99}`);
 
   // Every FileHandle read in this process (the bridge runs in it), by the file it reads.
   const probe = await open(journal, 'r');
@@ -38,8 +38,8 @@ t.test('appends to an open run read nothing of its journal', async (t) => {
   });
   const journalReads = () => reads.filter((p) => p === journal).length;
 
-  for (let k = 10; k < 20; k++) t.ok(await post(k * 100), `events ${k * 100} to ${k * 100 + 99}`);
-  t.equal(journalReads(), 0, '1000 appends to a journal of 1000 events read none of it');
+  for (let k = 5; k < 10; k++) t.ok(await post(k * 100), `events ${k * 100} to ${k * 100 + 99}`);
+  t.equal(journalReads(), 0, '500 appends to a journal of 500 events read none of it');
   // The probe sees a journal read where there is one: a read of the run's events.
   t.equal((await b.req('GET', '/runs/cc?eventLimit=5')).status, 200);
   t.ok(journalReads() > 0, 'a read of the run reads its journal, and the probe sees it');
