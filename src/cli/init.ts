@@ -119,7 +119,8 @@ async function createDevEnv(dir: string, envFile: string): Promise<Record<string
   await mkdir(join(repo, 'controls'), { recursive: true, mode: 0o700 });
   const store = `${JSON.stringify({ schema: 'harness.review-trust.v1', description: 'development trust store: no reviewer enrolled yet', keys: [] }, null, 2)}\n`;
   await writeFile(join(repo, 'controls', 'review-trust.v1.json'), store);
-  const git = async (...args: string[]) => {
+  // Each git step must exit 0, or an exit code it lists as an answer (a failure is one line, exit 2).
+  const git = async (args: string[], answers: number[] = []) => {
     const r = await execa(
       'git',
       [
@@ -133,25 +134,19 @@ async function createDevEnv(dir: string, envFile: string): Promise<Record<string
       ],
       { cwd: repo, reject: false },
     );
-    if (r.failed && r.exitCode !== 1)
-      throw new UsageError(
-        `git ${args[0]} in ${repo} failed: ${String(r.stderr || r.shortMessage).split('\n')[0]}`,
-      );
-    return r;
+    if (r.exitCode !== 0 && !answers.includes(r.exitCode ?? -1)) {
+      const why = String(r.stderr || r.stdout || r.shortMessage).split('\n')[0];
+      throw new UsageError(`git ${args[0]} in ${repo} failed: ${why}`);
+    }
+    return r.exitCode;
   };
-  await git('init', '-q');
-  await git('add', 'controls/review-trust.v1.json');
+  await git(['init', '-q']);
+  await git(['add', 'controls/review-trust.v1.json']);
   // A repository left by an earlier, interrupted init may already hold this very store: committed
   // again it would be "nothing to commit". Exit 1 of `diff --cached --quiet` means staged changes.
-  const staged = (await git('diff', '--cached', '--quiet')).exitCode === 1;
-  const born = (await git('rev-parse', '-q', '--verify', 'HEAD')).exitCode === 0;
-  if (staged || !born) {
-    const commit = await git('commit', '-q', '-m', 'Development review-trust store');
-    if (commit.failed)
-      throw new UsageError(
-        `git commit in ${repo} failed: ${String(commit.stderr || commit.stdout).split('\n')[0]}`,
-      );
-  }
+  const staged = (await git(['diff', '--cached', '--quiet'], [1])) === 1;
+  const born = (await git(['rev-parse', '-q', '--verify', 'HEAD'], [1])) === 0;
+  if (staged || !born) await git(['commit', '-q', '-m', 'Development review-trust store']);
   const env = {
     HARNESS_BRIDGE_INTEGRITY_KEY: secret(),
     HARNESS_BRIDGE_ACCESS_TOKEN: secret(),

@@ -1,3 +1,5 @@
+import { visibleEscape } from '../contract/index.js';
+
 /**
  * Text from the bridge (problems, quarantine reasons, approval owners and scopes) and from a data
  * directory or an artifact root (artifact roots, artifact paths, adapter values) carries strings an
@@ -8,7 +10,7 @@
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 export function terminalText(text: string): string {
-  return text.replace(UNSAFE, (c) => `\\u{${c.charCodeAt(0).toString(16)}}`);
+  return text.replace(UNSAFE, visibleEscape);
 }
 
 /**

@@ -120,7 +120,10 @@ export interface ErrorBody {
  */
 const LINE_BREAKING = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
 
+/** A character shown as its code point (`\u{a}`), where printing it would move or hide text. */
+export const visibleEscape = (c: string): string => `\\u{${c.charCodeAt(0).toString(16)}}`;
+
 export function errorBody(err: BridgeError): ErrorBody {
-  const message = err.message.replace(LINE_BREAKING, (c) => `\\u{${c.charCodeAt(0).toString(16)}}`);
+  const message = err.message.replace(LINE_BREAKING, visibleEscape);
   return { ok: false, error: err.code, message, problems: [...err.problems] };
 }

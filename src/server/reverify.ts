@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { canonicalBytes } from '../storage/mac.js';
-import { openNoFollow, READ } from '../storage/no-follow.js';
+import { readNoFollow } from '../storage/no-follow.js';
 import type { OpenRun } from '../storage/run-files.js';
 import { ADAPTER_MAX_BYTES } from '../validators/adapter.js';
 import { type ArtifactCheck, checkArtifacts, documentDrift } from './artifact-check.js';
@@ -18,17 +18,8 @@ const DRIFT_RECHECK_MS = 100;
  * artifact root, so it is opened as the data directory's files are: a FIFO put in its place would
  * otherwise hang the read, and the run's queue slot with it, instead of quarantining the run.
  */
-async function adapterBytes(path: string): Promise<Buffer | null> {
-  const handle = await openNoFollow(path, READ).catch(() => null);
-  if (handle === null) return null;
-  try {
-    return (await handle.stat()).size > ADAPTER_MAX_BYTES ? null : await handle.readFile();
-  } catch {
-    return null;
-  } finally {
-    await handle.close();
-  }
-}
+const adapterBytes = (path: string): Promise<Buffer | null> =>
+  readNoFollow(path, ADAPTER_MAX_BYTES).catch(() => null);
 
 async function runtimeDrift(ctx: BridgeContext, run: OpenRun): Promise<string[]> {
   const problems: string[] = [];

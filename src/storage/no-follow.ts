@@ -51,10 +51,12 @@ export async function openNoFollow(path: string, flags: number, mode?: number): 
 
 export const READ = constants.O_RDONLY;
 
-/** The whole of a file, opened as `openNoFollow` opens it. */
-export async function readNoFollow(path: string): Promise<Buffer> {
+/** The whole of a file, opened as `openNoFollow` opens it; one larger than `maxBytes` is refused. */
+export async function readNoFollow(path: string, maxBytes = Number.POSITIVE_INFINITY): Promise<Buffer> {
   const handle = await openNoFollow(path, READ);
   try {
+    if (Number.isFinite(maxBytes) && (await handle.stat()).size > maxBytes)
+      throw new RangeError(`is larger than ${maxBytes} bytes`);
     return await handle.readFile();
   } finally {
     await handle.close();
