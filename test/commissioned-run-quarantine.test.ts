@@ -30,7 +30,11 @@ t.test('an adapter replaced by a FIFO quarantines the run; the read does not han
     const w = await open(adapter, constants.O_WRONLY | constants.O_NONBLOCK).catch(() => null);
     await w?.close();
   });
-  const read = await Promise.race([c.b.req('GET', `/runs/${c.f.runId}`), delay(20_000).then(() => null)]);
+  // The timer is unref'd: once the read answers, it does not hold the test process for 20 s.
+  const read = await Promise.race([
+    c.b.req('GET', `/runs/${c.f.runId}`),
+    delay(20_000, null, { ref: false }),
+  ]);
   t.ok(read, 'the read answers');
   if (!read) return;
   await expectQuarantined(t, c, /^adapter changed since the run sealed it$/);

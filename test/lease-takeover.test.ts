@@ -27,8 +27,14 @@ async function takeOver(dataDir: string): Promise<string> {
   await atomicWrite(join(dataDir, 'bridge.lease'), text);
   return text;
 }
+/** `p`, or a rejection after `ms`; the timer does not keep the test process alive once `p` settles. */
 const within = <T>(ms: number, p: Promise<T>) =>
-  Promise.race([p, setTimeout(ms).then(() => Promise.reject(new Error(`nothing within ${ms} ms`)))]);
+  Promise.race([
+    p,
+    setTimeout(ms, undefined, { ref: false }).then(() =>
+      Promise.reject(new Error(`nothing within ${ms} ms`)),
+    ),
+  ]);
 
 t.test('the lease tells its holder once when it is taken over, never after release', async (t) => {
   const te = await makeTestEnv();
