@@ -53,12 +53,17 @@ t.test('only the files of the build are reachable: no traversal, no links, no ot
     t.equal(res.status, 404, path);
     t.equal(res.json()['error'], 'not_found');
     t.notMatch(res.text, /secret/);
+    t.equal(res.headers['cache-control'], 'no-store', `${path}: the error is not cached`);
   }
+  const refused = await ui.get('/', { origin: 'http://evil.example' });
+  t.equal(refused.status, 403);
+  t.equal(refused.headers['cache-control'], 'no-store', 'nor is a refusal on the app route');
 });
 
 t.test('an unbuilt app says so at / and the proxy still works', async (t) => {
   const res = await unbuilt.get('/');
   t.equal(res.status, 503);
   t.match(res.text, /npm run build/);
+  t.equal(res.headers['cache-control'], 'no-store', 'the notice is not cached past the build');
   t.equal((await unbuilt.get('/api/bridge/health')).status, 200);
 });

@@ -51,7 +51,7 @@ export const startRun: ToolDefinition = {
 export const emitEvent: ToolDefinition = {
   name: 'harness.emit_event',
   description:
-    'Post one workflow event to a run (POST /runs/:id/events). Fields are the RunEvent contract; runMode defaults to live and eventSource to mcp. Pass a node by emitting an event with nodeState passed (e.g. gate.fired, status passed). Conditional fields: skipped needs skipReason; failed needs failureReason and recoveryPath; needs_approval needs approvalOwner and approvalScope. run.completed is accepted only when the finish line holds (check first with harness.finish_line_check). approval.granted/denied need the human approval shell and are refused here.',
+    'Post one workflow event to a run (POST /runs/:id/events). Fields are the RunEvent contract; runMode defaults to live; eventSource defaults to mcp for live, local-jsonl for replay and static-blueprint for blueprint. Pass a node by emitting an event with nodeState passed (e.g. gate.fired, status passed). Conditional fields: skipped needs skipReason; failed needs failureReason and recoveryPath; needs_approval needs approvalOwner and approvalScope. run.completed is accepted only when the finish line holds (check first with harness.finish_line_check). approval.granted/denied need the human approval shell and are refused here.',
   inputSchema: EmitEventInput,
   async run(session, args) {
     const { runId, event } = eventBody(args);

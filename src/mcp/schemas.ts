@@ -50,7 +50,10 @@ const ApprovalFields = Type.Required(
 const ModeAndSource = {
   runMode: Type.Optional(Type.Enum(TRunMode.enum, { description: 'default live' })),
   eventSource: Type.Optional(
-    Type.Enum(TEventSource.enum, { description: 'default mcp (allowed with runMode live only)' }),
+    Type.Enum(TEventSource.enum, {
+      description:
+        'default: mcp for runMode live (the only mode that allows it), local-jsonl for replay, static-blueprint for blueprint',
+    }),
   ),
 };
 

@@ -85,8 +85,9 @@ export async function buildUiServer(options: UiServerOptions): Promise<FastifyIn
   });
   app.addHook('onSend', async (request, reply, payload) => {
     reply.headers(SECURITY_HEADERS);
-    // Keyed on the matched route: an encoded spelling of /api/ reaches the proxy all the same.
-    if (!isAppRoute(request)) reply.header('cache-control', 'no-store');
+    // Keyed on the matched route: an encoded spelling of /api/ reaches the proxy all the same. Only
+    // a static file of the build may be cached; an error answered on the app route never is.
+    if (!isAppRoute(request) || reply.statusCode !== 200) reply.header('cache-control', 'no-store');
     return payload;
   });
 
