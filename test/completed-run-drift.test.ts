@@ -1,7 +1,9 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
+import { runPaths } from '../src/storage/paths.js';
 import { cleanup, ev, startTestBridge } from './helpers/bridge.js';
+import { runVerify } from './helpers/cli.js';
 import { complete, driveToReady } from './helpers/complete-run.js';
 import { expectRejected } from './helpers/expect.js';
 
@@ -54,6 +56,57 @@ t.test('byte drift in a required artifact quarantines the completed run', async 
   t.equal(write.body.error, 'run_quarantined');
   t.ok(before.equals(await b.journal('r2')), 'journal unchanged');
 });
+
+t.test(
+  'a drift quarantine outlasts putting the bytes back and a restart, and only for that run',
+  async (t) => {
+    const b = await startTestBridge();
+    t.teardown(() => rm(b.t.dir, { recursive: true, force: true }));
+    await driveToReady(b, 'r9');
+    t.equal((await complete(b, 'r9')).status, 201);
+    const handoff = join(b.t.artifactRoot, 'handoff/final.md');
+    const bytes = await readFile(handoff);
+    await writeFile(handoff, 'edited after completion\n');
+    const reason = /^artifact handoff\/final\.md changed after completion/;
+    const got = await b.req('GET', '/runs/r9');
+    t.equal(got.body.run.status, 'quarantined');
+    await writeFile(handoff, bytes);
+    t.equal(
+      (await b.req('GET', '/runs/r9')).body.run.status,
+      'quarantined',
+      'the bytes put back change nothing',
+    );
+    await b.close();
+
+    const verified = await runVerify(b.t.env);
+    t.equal(verified.code, 1, verified.stdout);
+    t.match(
+      verified.stdout,
+      /^TAMPERED r9: quarantined-runs\.jsonl: a read found artifact handoff\/final\.md changed/m,
+    );
+    const b2 = await startTestBridge(b.t);
+    const again = await b2.req('GET', '/runs/r9');
+    t.equal(again.body.run.status, 'quarantined', 'quarantined after the restart');
+    t.match(again.body.run.quarantine.reasons, [reason]);
+    t.equal((await b2.req('GET', '/runs')).body.runs[0].status, 'quarantined', 'the listing agrees');
+    const before = await b2.journal('r9');
+    const write = await b2.req('POST', '/runs/r9/events', ev({ nodeId: 'handoff' }));
+    t.equal(write.body.error, 'run_quarantined');
+    t.ok(before.equals(await b2.journal('r9')), 'journal unchanged');
+    await b2.close();
+
+    // The run archived (its directory removed) and a new run made under the same ID: the old
+    // record does not reach it.
+    await rm(runPaths(b.t.dataDir, 'r9').dir, { recursive: true });
+    const b3 = await startTestBridge(b.t);
+    await driveToReady(b3, 'r9');
+    t.equal((await complete(b3, 'r9')).status, 201);
+    await b3.close();
+    const b4 = await startTestBridge(b.t);
+    t.teardown(() => cleanup(b4));
+    t.equal((await b4.req('GET', '/runs/r9')).body.run.status, 'completed', 'the new run is not quarantined');
+  },
+);
 
 t.test('a claimed artifact deleted after completion quarantines the run', async (t) => {
   const b = await startTestBridge();

@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import t, { type Test } from 'tap';
 import { execa } from '#execa';
 import { COMMIT_LOG_FILE } from '../src/storage/commit-log-replay.js';
+import { DRIFT_FILE } from '../src/storage/drift-quarantines.js';
 import { runPaths } from '../src/storage/paths.js';
 import { ev, makeTestEnv, startTestBridge, startupFailure, type TestEnv } from './helpers/bridge.js';
 import { runVerify } from './helpers/cli.js';
@@ -46,17 +47,16 @@ for (const file of ['snapshot', 'journal', 'config'] as const) {
   });
 }
 
-t.test('a FIFO as commit.log: startup refuses in one line, verify does not hang', async (t) => {
-  const te = await seeded(t, ['fc']);
-  await fifo(`${te.dataDir}/${COMMIT_LOG_FILE}`);
-  t.match(
-    String(await startupFailure({ env: te.env })),
-    `holds ${COMMIT_LOG_FILE} that is not a regular file`,
-  );
-  const verify = await runVerify(te.env);
-  t.equal(verify.code, 2, verify.stdout);
-  t.match(verify.stdout, `UNVERIFIABLE ${COMMIT_LOG_FILE}: not a regular file`);
-});
+for (const file of [COMMIT_LOG_FILE, DRIFT_FILE]) {
+  t.test(`a FIFO as ${file}: startup refuses in one line, verify does not hang`, async (t) => {
+    const te = await seeded(t, ['fc']);
+    await fifo(`${te.dataDir}/${file}`);
+    t.match(String(await startupFailure({ env: te.env })), `holds ${file} that is not a regular file`);
+    const verify = await runVerify(te.env);
+    t.equal(verify.code, 2, verify.stdout);
+    t.match(verify.stdout, `UNVERIFIABLE ${file}: not a regular file`);
+  });
+}
 
 for (const file of ['snapshot', 'journal'] as const) {
   t.test(`a FIFO planted as a run's ${file} while the bridge runs quarantines that run`, async (t) => {

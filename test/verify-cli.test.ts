@@ -357,7 +357,7 @@ t.test('a linked commit log is never read (exit 2)', async (t) => {
   t.match(r.stdout, /^UNVERIFIABLE commit\.log: a symbolic link/m);
   t.match(
     r.stdout,
-    /^UNVERIFIABLE r1: commit\.log or commit-disputed\.jsonl is a symbolic link or a special file, never read/m,
+    /^UNVERIFIABLE r1: commit\.log, commit-disputed\.jsonl or quarantined-runs\.jsonl is a symbolic link or a special file, never read/m,
   );
 });
 

@@ -1,6 +1,7 @@
 import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { COMMIT_LOG_FILE, DISPUTED_FILE } from '../storage/commit-log-replay.js';
+import { DRIFT_FILE } from '../storage/drift-quarantines.js';
 import { scanLayout } from '../storage/layout.js';
 import { StartupError } from '../storage/lease.js';
 import { LEASE_FILE, MUTEX_FILE, RUN_DIR_PATTERN, runDirName } from '../storage/paths.js';
@@ -27,8 +28,8 @@ export interface Layout {
   /** Run IDs sealed under another pin than the one given. */
   otherPin: Set<string>;
   /**
-   * A linked (or special) commit.log or commit-disputed.jsonl: never read, so no run's log records
-   * are checked.
+   * A linked (or special) commit.log, commit-disputed.jsonl or quarantined-runs.jsonl: never read,
+   * so no run's log records or recorded quarantines are checked.
    */
   logLinked: boolean;
 }
@@ -40,7 +41,7 @@ export const LEGACY_REASON =
   'a legacy pre-v0.8 layout (raw JSONL events, a loose run.json, or a run directory without a signed run-config.json), which the bridge refuses to start with: archive it';
 export const OTHER_PIN_REASON =
   'sealed under a review-trust pin other than HARNESS_REVIEW_TRUST_SHA256, which the bridge refuses to start with: restore the pin the run was created under, or archive the data directory';
-export const LOG_LINK_REASON = `commit.log or commit-disputed.jsonl is a symbolic link or a special file, never read: its records for this run cannot be checked`;
+export const LOG_LINK_REASON = `commit.log, commit-disputed.jsonl or quarantined-runs.jsonl is a symbolic link or a special file, never read: its records for this run cannot be checked`;
 
 export async function layoutTargets(
   dataDir: string,
@@ -103,6 +104,6 @@ export async function layoutTargets(
   return {
     targets,
     otherPin: new Set(found.otherPin),
-    logLinked: links.has(COMMIT_LOG_FILE) || links.has(DISPUTED_FILE),
+    logLinked: links.has(COMMIT_LOG_FILE) || links.has(DISPUTED_FILE) || links.has(DRIFT_FILE),
   };
 }

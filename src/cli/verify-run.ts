@@ -27,6 +27,8 @@ export interface RunCheck {
   /** The latest claim per artifact path: an artifact re-written and re-claimed supersedes itself. */
   claims: Map<string, { sha256: string; seq: number }>;
   tornBytes: number;
+  /** When the run was created (from its authentic config), which a recorded drift quarantine names. */
+  createdAt?: string;
   /** The journal's record MACs once it authenticated (commit.log records are judged against them). */
   journalMacs: readonly string[] | null;
 }
@@ -144,6 +146,7 @@ export async function authenticateRun(
     return check;
   }
   check.name = config.runId;
+  check.createdAt = config.createdAt;
   if (`run-${sha256Hex(config.runId)}` !== dirName) {
     check.name = await claimedRunId(join(dir, CONFIG_FILE), dirName, loggedRuns);
     check.tampered.push('run-config.json belongs to another run');

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CREDENTIAL_MIN_BYTES, canonicalTrustPin, RUN_ID_PATTERN } from '../contract/index.js';
 import { judgeLogRecords, readLogOffline } from '../storage/commit-log-replay.js';
+import { type DriftQuarantine, readDriftQuarantines } from '../storage/drift-quarantines.js';
 import { leaseHolderNow, mutexLeftBehind } from '../storage/lease.js';
 import { MUTEX_FILE } from '../storage/paths.js';
 import { resolveRoot } from '../validators/artifact-root.js';
@@ -77,7 +78,7 @@ function line(check: RunCheck): string {
  */
 function checkLog(
   check: RunCheck,
-  log: Awaited<ReturnType<typeof readLogOffline>>,
+  log: Awaited<ReturnType<typeof readLogOffline>> & { drift: DriftQuarantine[] },
   key: Buffer,
   bridge: string | null,
 ): void {
@@ -98,6 +99,11 @@ function checkLog(
   for (const d of log.disputed) {
     if (d.runId === check.name) check.tampered.push(`commit-disputed.jsonl: ${d.reason}`);
   }
+  // A completed run a bridge read found drifted stays quarantined, even with the bytes put back.
+  for (const d of log.drift) {
+    if (d.runId === check.name && d.createdAt === check.createdAt)
+      check.tampered.push(`quarantined-runs.jsonl: a read found ${d.reason}`);
+  }
 }
 
 export async function verifyDataDir(
@@ -108,7 +114,9 @@ export async function verifyDataDir(
   trustPin: string | null = null,
 ) {
   const { targets, otherPin, logLinked } = await layoutTargets(dataDir, ids, key, trustPin);
-  const log = logLinked ? { logged: new Map(), disputed: [] } : await readLogOffline(dataDir);
+  const log = logLinked
+    ? { logged: new Map(), disputed: [], drift: [] }
+    : { ...(await readLogOffline(dataDir)), drift: await readDriftQuarantines(dataDir) };
   const bridge = await leaseHolderNow(dataDir);
   const checks: RunCheck[] = [];
   progress.phase(targets.length, 'runs');

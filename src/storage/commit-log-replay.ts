@@ -1,10 +1,11 @@
 import { constants } from 'node:fs';
 import { appendFile, lstat, open } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readJsonLines } from './drift-quarantines.js';
 import { scanJournal } from './journal.js';
 import { firstPrev, JournalAuthError, verifyLine } from './journal-record.js';
 import { macEqual } from './mac.js';
-import { LinkedFileError, openNoFollow, readNoFollow, readTextNoFollow } from './no-follow.js';
+import { LinkedFileError, openNoFollow, readNoFollow } from './no-follow.js';
 import { isCanonicalRunId, runPaths } from './paths.js';
 
 /**
@@ -80,23 +81,10 @@ export async function readLogOffline(
   return { logged, disputed: await readDisputed(join(dataDir, DISPUTED_FILE)) };
 }
 
-async function readDisputed(path: string): Promise<Disputed[]> {
-  const text = await readTextNoFollow(path).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return '';
-    throw err;
-  });
-  const out: Disputed[] = [];
-  for (const line of text.split('\n')) {
-    if (line === '') continue;
-    try {
-      const d = JSON.parse(line) as { runId?: unknown; reason?: unknown };
-      if (typeof d.runId === 'string' && typeof d.reason === 'string')
-        out.push({ runId: d.runId, reason: d.reason });
-    } catch {
-      // a torn last line of an interrupted append; the runs named before it are still listed
-    }
-  }
-  return out;
+function readDisputed(path: string): Promise<Disputed[]> {
+  return readJsonLines(path, (d: { runId?: unknown; reason?: unknown }) =>
+    typeof d.runId === 'string' && typeof d.reason === 'string' ? { runId: d.runId, reason: d.reason } : null,
+  );
 }
 
 /**

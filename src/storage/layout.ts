@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { RunConfig } from '../contract/index.js';
 import { RUN_DIRECTORY_MAX } from '../contract/index.js';
 import { COMMIT_LOG_FILE, DISPUTED_FILE } from './commit-log-replay.js';
+import { DRIFT_FILE } from './drift-quarantines.js';
 import { StartupError } from './lease.js';
 import { NotRegularFileError, readTextNoFollow } from './no-follow.js';
 import { CONFIG_FILE, LEASE_FILE, MUTEX_FILE, RUN_DIR_PATTERN, runDirName, SNAPSHOT_FILE } from './paths.js';
@@ -41,10 +42,10 @@ const byName = (a: Dirent, b: Dirent): number => (a.name < b.name ? -1 : a.name 
 
 /**
  * Pre-v0.8 state in a file name: a snapshot, or raw JSONL events. The bridge's only top-level
- * JSONL file is its own `commit-disputed.jsonl`.
+ * JSONL files are its own `commit-disputed.jsonl` and `quarantined-runs.jsonl`.
  */
 const isRunFile = (name: string): boolean =>
-  name === SNAPSHOT_FILE || (name.endsWith('.jsonl') && name !== DISPUTED_FILE);
+  name === SNAPSHOT_FILE || (name.endsWith('.jsonl') && name !== DISPUTED_FILE && name !== DRIFT_FILE);
 
 /**
  * v0.8 never reinterprets pre-v0.8 state (SPEC Versioning 2): a `<RUN_ID>/run.json` directory,
@@ -130,7 +131,10 @@ export async function scanLayout(
       found.interrupted.push(name);
     } else if (entry.isSymbolicLink()) {
       found.links.push(name);
-    } else if ((name === COMMIT_LOG_FILE || name === DISPUTED_FILE) && !entry.isFile()) {
+    } else if (
+      (name === COMMIT_LOG_FILE || name === DISPUTED_FILE || name === DRIFT_FILE) &&
+      !entry.isFile()
+    ) {
       found.special.push(name);
     } else if (!entry.isDirectory()) {
       if (isRunFile(name) || RUN_DIR_PATTERN.test(name)) found.legacy.push(name);

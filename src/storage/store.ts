@@ -16,6 +16,7 @@ import {
 } from '../contract/index.js';
 import { CommitLog } from './commit-log.js';
 import type { Disputed } from './commit-log-replay.js';
+import { appendDriftQuarantines, readDriftQuarantines } from './drift-quarantines.js';
 import { IdIndex } from './id-index.js';
 import { type Appended, JournalWriter, type ScanResult } from './journal.js';
 import { JournalAuthError } from './journal-record.js';
@@ -135,6 +136,11 @@ export class RunStore implements RunStorage {
       }
       this.quarantine(d.runId, d.reason);
     }
+    // Drift a read found before this start: only for the run it was found on, not a later run
+    // created under the same ID.
+    for (const d of await readDriftQuarantines(opts.dataDir)) {
+      if (this.index.get(d.runId)?.createdAt === d.createdAt) this.quarantine(d.runId, d.reason);
+    }
   }
 
   nextCreatedAt(): string {
@@ -169,6 +175,27 @@ export class RunStore implements RunStorage {
     if (cached && cached.pins === 0) this.evict(cached);
     if (added === 'kept') this.log(`run ${runId} quarantined: ${reason}`);
     return q.info;
+  }
+
+  /**
+   * Quarantines a completed run for drift a read found, and records why in the data directory
+   * (drift-quarantines.ts), synced before the read answers, so the quarantine outlasts a restart.
+   */
+  async quarantineForDrift(runId: string, reasons: string[]): Promise<void> {
+    for (const reason of reasons) this.quarantine(runId, reason);
+    const createdAt = this.index.get(runId)?.createdAt;
+    if (reasons.length === 0 || createdAt === undefined) return;
+    const kept = this.quarantined.get(runId)?.info.reasons ?? [];
+    try {
+      this.requireLease();
+      await appendDriftQuarantines(
+        this.opts.dataDir,
+        kept.map((reason) => ({ runId, createdAt, reason })),
+      );
+    } catch (err) {
+      // Quarantined all the same while this bridge runs; only the record for the next start is lost.
+      this.log(`run ${runId}: its drift quarantine could not be recorded: ${(err as Error).message}`);
+    }
   }
 
   quarantineOf(runId: string): QuarantineInfo | undefined {

@@ -55,6 +55,8 @@ export interface RunStorage {
   ): Appended;
   read(run: OpenRun, from: number, to: number): Promise<JournalEntry[]>;
   quarantine(runId: string, reason: string): QuarantineInfo;
+  /** Quarantines a completed run for drift and records it durably, so a restart keeps it. */
+  quarantineForDrift(runId: string, reasons: string[]): Promise<void>;
   quarantineOf(runId: string): QuarantineInfo | undefined;
   close(): Promise<void>;
 }

@@ -1,0 +1,69 @@
+import { constants } from 'node:fs';
+import { join } from 'node:path';
+import { fsyncDir } from './atomic.js';
+import { openNoFollow, readTextNoFollow } from './no-follow.js';
+
+/**
+ * `quarantined-runs.jsonl`: the completed runs a read found drifted (an artifact changed or gone,
+ * a credential written into one, a document or the runtime changed), one `{runId, createdAt,
+ * reason}` line per reason, appended and synced before that read answers. Startup quarantines each
+ * named run again, so putting the bytes back and restarting the bridge does not lift a quarantine
+ * an operator has seen (SPEC: drift quarantines the record). The lines are not authenticated: like
+ * `commit-disputed.jsonl`'s, they can only ever quarantine. `createdAt` keeps a line from reaching
+ * a later run created under the same ID once the quarantined run's directory was archived.
+ */
+export const DRIFT_FILE = 'quarantined-runs.jsonl';
+
+export interface DriftQuarantine {
+  runId: string;
+  createdAt: string;
+  reason: string;
+}
+
+const { O_APPEND, O_CREAT, O_WRONLY } = constants;
+
+export async function appendDriftQuarantines(dataDir: string, lines: DriftQuarantine[]): Promise<void> {
+  const handle = await openNoFollow(join(dataDir, DRIFT_FILE), O_WRONLY | O_APPEND | O_CREAT, 0o600);
+  try {
+    await handle.writeFile(lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
+    await handle.datasync();
+  } finally {
+    await handle.close();
+  }
+  // The file may have just been created: its directory entry must survive a crash too.
+  await fsyncDir(dataDir);
+}
+
+/** Every line of the file (none when it is absent). */
+export function readDriftQuarantines(dataDir: string): Promise<DriftQuarantine[]> {
+  return readJsonLines(join(dataDir, DRIFT_FILE), (d: Partial<Record<keyof DriftQuarantine, unknown>>) =>
+    typeof d.runId === 'string' && typeof d.createdAt === 'string' && typeof d.reason === 'string'
+      ? { runId: d.runId, createdAt: d.createdAt, reason: d.reason }
+      : null,
+  );
+}
+
+/**
+ * The lines of a JSON Lines file the bridge appends to, read without following a link, as `pick`
+ * takes them; none when the file is absent. A line that is not JSON (the torn end of an
+ * interrupted append) is skipped, and the lines before it still count.
+ */
+export async function readJsonLines<T>(path: string, pick: (value: never) => T | null): Promise<T[]> {
+  const text = await readTextNoFollow(path).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return '';
+    throw err;
+  });
+  const out: T[] = [];
+  for (const line of text.split('\n')) {
+    if (line === '') continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    const picked = typeof value === 'object' && value !== null ? pick(value as never) : null;
+    if (picked !== null) out.push(picked);
+  }
+  return out;
+}
