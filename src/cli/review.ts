@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { REVIEW_ROLES, type TrustKeyT } from '../contract/artifacts/index.js';
 import { RUN_ID_PATTERN } from '../contract/index.js';
+import { trustStorePins } from '../server/trust-pin.js';
 import { UsageError } from './env.js';
 import { type RosterInput, signReview, writeJsonArtifact } from './evidence-tools.js';
 import { localArtifactMap, realArtifactRoot } from './local-paths.js';
@@ -90,6 +91,26 @@ export function registerReview(program: Command): void {
         `wrote ${base}.key.pem and ${base}.pub.pem; enrol this entry in the trust store:\n`,
       );
       process.stdout.write(`${JSON.stringify(entry, null, 2)}\n`);
+    });
+  review
+    .command('pin')
+    .description('print HARNESS_REVIEW_TRUST_SHA256 for the trust store committed in the repository')
+    .option('--repo <dir>', 'the repository (default: HARNESS_REPO_ROOT, else the current directory)')
+    .action(async (opts: { repo?: string }) => {
+      const repo = resolve(opts.repo ?? process.env['HARNESS_REPO_ROOT'] ?? '.');
+      const { path, live, committed } = await trustStorePins(repo).catch((err: Error) => {
+        throw new UsageError(err.message);
+      });
+      if (live === null) throw new UsageError(`${repo} holds no review-trust store ${path}`);
+      // The bridge pins the store as committed and as it is in the worktree: both must agree.
+      if (live !== committed) {
+        process.stderr.write(
+          `harness review pin: ${path} in ${repo} differs from its commit at HEAD: review and commit it, then run this again\n`,
+        );
+        process.exitCode = 1;
+        return;
+      }
+      process.stdout.write(`HARNESS_REVIEW_TRUST_SHA256=${live}\n`);
     });
   review
     .command('sign')
