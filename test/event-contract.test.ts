@@ -64,13 +64,19 @@ t.test('event contract', async (t) => {
   });
 
   t.test('closed vocabularies', async (t) => {
-    violation(t, 'unknown type', ev({ type: 'node.exploded' }));
+    violation(t, 'unknown type', ev({ type: 'node.exploded' }), [
+      `type: must be one of ${EVENT_TYPES.join(', ')}`,
+    ]);
     violation(t, 'type of another case', ev({ type: 'Node.Entered' }));
-    violation(t, 'cloud expansion node', ev({ nodeId: 'cloud-aws' }));
+    violation(t, 'cloud expansion node', ev({ nodeId: 'cloud-aws' }), [
+      `nodeId: must be one of ${NODE_IDS.join(', ')}`,
+    ]);
     violation(t, 'node id of another case', ev({ nodeId: 'Intake' }));
     violation(t, 'unknown actor', ev({ actor: 'robot' }));
     violation(t, 'unknown status', ev({ status: 'done' }));
-    violation(t, 'unknown runMode', ev({ runMode: 'dry' }));
+    violation(t, 'unknown runMode', ev({ runMode: 'dry' }), [
+      `runMode: must be one of ${RUN_MODES.join(', ')}`,
+    ]);
     violation(t, 'unknown eventSource', ev({ eventSource: 'stdin' }));
     violation(t, 'unknown nodeState', ev({ nodeState: 'done' }));
     for (const type of EVENT_TYPES) {

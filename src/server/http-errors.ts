@@ -13,12 +13,17 @@ function schemaProblems(err: FastifyError): string[] {
   return (err.validation ?? []).map((v) => {
     const where = v.instancePath === '' ? 'body' : v.instancePath.replace(/^\//, '').replaceAll('/', '.');
     const extra =
-      (v.params as { additionalProperties?: string; requiredProperties?: string[] } | undefined) ?? {};
+      (v.params as
+        | { additionalProperties?: string; requiredProperties?: string[]; allowedValues?: unknown[] }
+        | undefined) ?? {};
     if (v.keyword === 'additionalProperties' && extra.additionalProperties) {
       return `unknown field ${extra.additionalProperties}`;
     }
     if (v.keyword === 'required' && extra.requiredProperties)
       return `missing ${extra.requiredProperties.join(', ')}`;
+    // A closed vocabulary is the contract's own, never client text: the answer lists it.
+    if (v.keyword === 'enum' && extra.allowedValues)
+      return `${where}: must be one of ${extra.allowedValues.join(', ')}`;
     return `${where}: ${v.message ?? 'is invalid'}`;
   });
 }
