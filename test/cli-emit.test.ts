@@ -102,7 +102,12 @@ t.test('harness emit', async (t) => {
       'deploy',
     ];
     const before = await count('em');
-    t.equal((await emit(grant)).code, 2, 'without HARNESS_HUMAN_APPROVAL_TOKEN: usage error');
+    const refused = await emit(grant);
+    t.equal(refused.code, 2, 'without HARNESS_HUMAN_APPROVAL_TOKEN: usage error');
+    t.match(
+      refused.stderr,
+      /approval\.granted is a human's decision: run `harness approve` in the approval shell/,
+    );
     t.equal(await count('em'), before);
     const ok = await emit(grant, {
       ...base,

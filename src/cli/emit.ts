@@ -91,7 +91,13 @@ export function registerEmit(program: Command): void {
         for (const field of OPTIONAL_FIELDS) if (opts[field] !== undefined) event[field] = opts[field];
         const headers: Record<string, string> = { 'x-harness-bridge-token': token };
         if (type === 'approval.granted' || type === 'approval.denied') {
-          headers['x-harness-human-token'] = requireEnv('HARNESS_HUMAN_APPROVAL_TOKEN');
+          // An agent's shell never holds the human token: point at the human's command, not at it.
+          const human = process.env['HARNESS_HUMAN_APPROVAL_TOKEN'];
+          if (!human)
+            throw new UsageError(
+              `${type} is a human's decision: run \`harness approve\` in the approval shell (HARNESS_HUMAN_APPROVAL_TOKEN is not set here)`,
+            );
+          headers['x-harness-human-token'] = human;
         }
         const res = await bridgeRequest(`/runs/${encodeURIComponent(runId)}/events`, {
           method: 'POST',
