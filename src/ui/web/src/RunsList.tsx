@@ -51,7 +51,6 @@ export function RunsList() {
                   <td data-label="Current node">{run.currentNodeId ?? '—'}</td>
                   <td data-label="Events" class="num">
                     {run.eventCount}
-                    {run.eventsTruncated ? '+' : ''}
                   </td>
                   <td data-label="Pending approvals" class="num">
                     {run.pendingApprovals > 0 ? <strong class="attention">{run.pendingApprovals}</strong> : 0}
