@@ -277,6 +277,19 @@ const seqs = () =>
   page.locator('.timeline > li').evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-seq'))));
 const runPath = (id: string) => `/api/bridge/runs/${id}`;
 const isPoll = (id: string) => (req: Request) => new URL(req.url()).pathname === runPath(id);
+/** The run page's facts list, term to shown value, for the terms of `UNKNOWN_FACTS` and Status. */
+const facts = async () => {
+  const all = await page
+    .locator('dl.facts > div')
+    .evaluateAll((els) =>
+      els.map((e) => [e.querySelector('dt')?.textContent ?? '', e.querySelector('dd')?.textContent ?? '']),
+    );
+  const shown = new Map(all.map(([k, v]) => [k, v]));
+  return Object.fromEntries(['Status', ...Object.keys(UNKNOWN_FACTS)].map((k) => [k, shown.get(k)]));
+};
+/** What a quarantined run's page must not state: its summary's placeholders are unknowns. */
+const UNKNOWN_FACTS = { 'Current node': '—', Events: '—', Commissioned: '—', 'Last update': '—' };
+const QUARANTINED_EVENTS = 'Events are not shown: this run is quarantined, so its record is not trusted.';
 
 t.test('the runs list shows every seeded run with the bridge’s status, mode, node and counts', async (t) => {
   await page.goto(`${ui.origin}/`);
@@ -298,9 +311,10 @@ t.test('the runs list shows every seeded run with the bridge’s status, mode, n
   t.match(live[5], /ago|just now/);
   t.match(await page.locator(`tr[data-run-id="${LIVE_RUN}"] th`).textContent(), /Add rate limiting/);
   t.same((await cells(COMPLETED_RUN)).slice(0, 3), ['completed', 'live', 'handoff']);
-  // A quarantined record says nothing derived from it, whichever check quarantined it.
-  t.same((await cells(DRIFTED_RUN)).slice(0, 5), ['quarantined', '—', '—', '0', '0']);
-  t.same((await cells(TAMPERED_RUN)).slice(0, 5), ['quarantined', '—', '—', '0', '0']);
+  // A quarantined record says nothing derived from it, whichever check quarantined it: its
+  // summary's zeros and its quarantine time as "last update" are placeholders, shown as unknown.
+  t.same(await cells(DRIFTED_RUN), ['quarantined', '—', '—', '—', '—', '—']);
+  t.same(await cells(TAMPERED_RUN), ['quarantined', '—', '—', '—', '—', '—']);
   t.match(await page.getByRole('status').textContent(), /Connected/);
   await page.screenshot({ path: join(SHOTS, 'runs-list.png') });
 });
@@ -456,16 +470,25 @@ t.test('quarantined runs get a plain banner with the bridge’s reasons', async 
   t.equal(await banner.getAttribute('role'), 'alert');
   t.equal(await page.locator('.completion').count(), 0, 'a quarantined run shows no completion claim');
   t.equal(await page.locator('.lane').count(), 0, 'nor any state derived from its record');
+  t.same(await facts(), { Status: 'quarantined', ...UNKNOWN_FACTS }, 'no placeholder shown as a fact');
+  t.equal(await eventsLine.textContent(), QUARANTINED_EVENTS, 'never "No events recorded."');
+  t.equal(await page.locator('.timeline, nav[aria-label="Event pages"]').count(), 0);
   await page.goto(`${ui.origin}/#/runs/${TAMPERED_RUN}`);
   const tampered = page.locator('.banner.quarantined');
   await tampered.getByText(/events\.jsonl: /).waitFor();
   t.equal(await page.locator('.lane').count(), 0, 'an unauthenticated record shows no derived state');
+  t.same(await facts(), { Status: 'quarantined', ...UNKNOWN_FACTS });
+  t.equal(await eventsLine.textContent(), QUARANTINED_EVENTS);
 });
 
 t.test('a completed run drifting on disk turns quarantined on screen', async (t) => {
   await page.goto(`${ui.origin}/#/runs/${COMPLETED_RUN}`);
   await page.getByText('Completed: the finish line accepted this run.').waitFor();
   t.equal(await page.locator('.banner.quarantined').count(), 0, 'not quarantined while nothing drifts');
+  const known = await facts();
+  t.match(known, { Status: 'completed', 'Current node': 'handoff', Commissioned: 'no' });
+  t.match(known['Events'], /^\d+$/, 'the run’s own event count');
+  t.not(known['Last update'], '—');
   t.same(
     await page.locator('.lane > li').evaluateAll((els) => els.map((e) => e.getAttribute('data-state'))),
     Array(14).fill('passed'),
@@ -476,6 +499,8 @@ t.test('a completed run drifting on disk turns quarantined on screen', async (t)
   await banner.waitFor({ timeout: 5000 });
   t.match(await banner.textContent(), /artifact proof\/proof\.json: /);
   await page.locator('.lane').waitFor({ state: 'detached' });
+  t.same(await facts(), { Status: 'quarantined', ...UNKNOWN_FACTS }, 'its facts turn unknown');
+  t.equal(await eventsLine.textContent(), QUARANTINED_EVENTS);
   t.equal(await page.getByText('Completed: the finish line accepted this run.').count(), 0);
 });
 

@@ -3,7 +3,7 @@ import { Approvals } from './Approvals.js';
 import { getJson, query, type RunPageBody } from './api.js';
 import { BridgeStatus } from './BridgeStatus.js';
 import { Artifacts, Completion, Quarantine } from './Details.js';
-import { formatTime, label, textsShortenedNote } from './format.js';
+import { formatTime, label, QUARANTINED_EVENTS_NOTE, runFacts, textsShortenedNote } from './format.js';
 import { usePoll } from './hooks.js';
 import { NodeLane } from './NodeLane.js';
 import { EVENT_PAGE, type PageRequest, Timeline } from './Timeline.js';
@@ -17,6 +17,7 @@ export function RunPage({ runId }: { runId: string }) {
   );
   document.title = `${runId} · Harness`;
   const run = polled.data?.run;
+  const facts = run && runFacts(run);
   return (
     <article aria-labelledby="run-heading">
       <p>
@@ -26,7 +27,7 @@ export function RunPage({ runId }: { runId: string }) {
         Run <code>{runId}</code>
       </h1>
       <BridgeStatus problem={polled.problem} at={polled.at} />
-      {run && (
+      {run && facts && (
         <>
           <Quarantine run={run} />
           <dl class="facts">
@@ -48,15 +49,15 @@ export function RunPage({ runId }: { runId: string }) {
             </div>
             <div>
               <dt>Current node</dt>
-              <dd>{run.currentNodeId ?? '—'}</dd>
+              <dd>{facts.currentNode}</dd>
             </div>
             <div>
               <dt>Events</dt>
-              <dd>{run.eventCount}</dd>
+              <dd>{facts.events}</dd>
             </div>
             <div>
               <dt>Commissioned</dt>
-              <dd>{run.commissioned ? 'yes' : 'no'}</dd>
+              <dd>{facts.commissioned}</dd>
             </div>
             <div>
               <dt>Created</dt>
@@ -64,7 +65,7 @@ export function RunPage({ runId }: { runId: string }) {
             </div>
             <div>
               <dt>Last update</dt>
-              <dd>{formatTime(run.updatedAt)}</dd>
+              <dd>{formatTime(facts.updatedAt)}</dd>
             </div>
           </dl>
           <Completion run={run} />
@@ -83,7 +84,14 @@ export function RunPage({ runId }: { runId: string }) {
             />
           )}
           {run.artifacts && <Artifacts artifacts={run.artifacts} nodes={run.nodes ?? []} />}
-          <Timeline events={run.events} page={run.eventPage} pinned={page !== null} onPage={setPage} />
+          {run.status === 'quarantined' ? (
+            <section aria-labelledby="events-heading">
+              <h2 id="events-heading">Events</h2>
+              <p class="muted">{QUARANTINED_EVENTS_NOTE}</p>
+            </section>
+          ) : (
+            <Timeline events={run.events} page={run.eventPage} pinned={page !== null} onPage={setPage} />
+          )}
         </>
       )}
     </article>

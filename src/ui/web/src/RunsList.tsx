@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { getJson, query, type RunsBody } from './api.js';
 import { BridgeStatus } from './BridgeStatus.js';
-import { formatAgo, formatTime, label } from './format.js';
+import { formatAgo, formatTime, label, runFacts } from './format.js';
 import { usePoll } from './hooks.js';
 
 const PAGE = 25;
@@ -38,30 +38,44 @@ export function RunsList() {
               </tr>
             </thead>
             <tbody>
-              {runs.map((run) => (
-                <tr key={run.id} data-run-id={run.id}>
-                  <th scope="row">
-                    <a href={`#/runs/${encodeURIComponent(run.id)}`}>{run.id}</a>
-                    {run.title && <div class="muted">{run.title}</div>}
-                  </th>
-                  <td data-label="Status">
-                    <span class={`badge s-${run.status}`}>{label(run.status)}</span>
-                  </td>
-                  <td data-label="Mode">{run.runMode ?? '—'}</td>
-                  <td data-label="Current node">{run.currentNodeId ?? '—'}</td>
-                  <td data-label="Events" class="num">
-                    {run.eventCount}
-                  </td>
-                  <td data-label="Pending approvals" class="num">
-                    {run.pendingApprovals > 0 ? <strong class="attention">{run.pendingApprovals}</strong> : 0}
-                  </td>
-                  <td data-label="Last update">
-                    <time dateTime={run.updatedAt} title={formatTime(run.updatedAt)}>
-                      {formatAgo(run.updatedAt)}
-                    </time>
-                  </td>
-                </tr>
-              ))}
+              {runs.map((run) => {
+                const facts = runFacts(run);
+                const pending = facts.pendingApprovals;
+                return (
+                  <tr key={run.id} data-run-id={run.id}>
+                    <th scope="row">
+                      <a href={`#/runs/${encodeURIComponent(run.id)}`}>{run.id}</a>
+                      {run.title && <div class="muted">{run.title}</div>}
+                    </th>
+                    <td data-label="Status">
+                      <span class={`badge s-${run.status}`}>{label(run.status)}</span>
+                    </td>
+                    <td data-label="Mode">{run.runMode ?? '—'}</td>
+                    <td data-label="Current node">{facts.currentNode}</td>
+                    <td data-label="Events" class="num">
+                      {facts.events}
+                    </td>
+                    <td data-label="Pending approvals" class="num">
+                      {pending === null ? (
+                        '—'
+                      ) : pending > 0 ? (
+                        <strong class="attention">{pending}</strong>
+                      ) : (
+                        0
+                      )}
+                    </td>
+                    <td data-label="Last update">
+                      {facts.updatedAt === null ? (
+                        '—'
+                      ) : (
+                        <time dateTime={facts.updatedAt} title={formatTime(facts.updatedAt)}>
+                          {formatAgo(facts.updatedAt)}
+                        </time>
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
             </tbody>
           </table>
         </div>

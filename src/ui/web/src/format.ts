@@ -1,3 +1,5 @@
+import type { RunSummary } from './api.js';
+
 /**
  * POSIX single-quoting. Owner and scope are agent-supplied text, so the command an operator pastes
  * must treat them as literal words: inside single quotes nothing but `'` is special.
@@ -64,6 +66,38 @@ export function textsShortenedNote(shortened: number): string {
   const s = shortened === 1 ? '' : 's';
   return `${shortened} node or artifact text${s} shortened to keep this view within the bridge's response limit; the event that set each text holds it whole.`;
 }
+
+/** What a run summary says, as the runs list and the run page show it. */
+export interface RunFacts {
+  currentNode: string;
+  events: string;
+  pendingApprovals: number | null;
+  commissioned: string;
+  /** An ISO time, or null when it is unknown. */
+  updatedAt: string | null;
+}
+
+/**
+ * A quarantined run's summary carries placeholders, not facts: no current node, no events, not
+ * commissioned, no pending approvals, and the time of the quarantine as `updatedAt`
+ * (`quarantinedSummary` in src/server/views.ts), because the record they would come from failed
+ * authentication or drifted. Shown as values they would read as the run's state, so they are "—".
+ */
+export function runFacts(run: RunSummary): RunFacts {
+  if (run.status === 'quarantined')
+    return { currentNode: '—', events: '—', pendingApprovals: null, commissioned: '—', updatedAt: null };
+  return {
+    currentNode: run.currentNodeId ?? '—',
+    events: String(run.eventCount),
+    pendingApprovals: run.pendingApprovals,
+    commissioned: run.commissioned ? 'yes' : 'no',
+    updatedAt: run.updatedAt,
+  };
+}
+
+/** The events section of a quarantined run: it has no events to show, which is not "none recorded". */
+export const QUARANTINED_EVENTS_NOTE =
+  'Events are not shown: this run is quarantined, so its record is not trusted.';
 
 /** Node and run states are also spelled out in text: colour is never the only signal. */
 export const STATE_LABEL: Readonly<Record<string, string>> = {
