@@ -120,8 +120,14 @@ t.test('rule 2: a failed node blocks', async (t) => {
     recoveryPath: 'p',
   });
   t.equal((await b.req('POST', '/runs/c4/events', failed)).status, 201);
-  // Not passed (rule 1) and its artifact failed (rule 2).
-  await expectBlocked(t, b, 'c4', 2);
+  // Not passed (rule 1), and its artifact cannot count (rule 2): the node failed, not a write.
+  const { r } = await expectBlocked(t, b, 'c4', 2);
+  t.ok(
+    (r.body['problems'] as string[]).includes(
+      `required artifact ${DEFAULT_ARTIFACT_BY_NODE.implement} cannot count: its node implement failed`,
+    ),
+    JSON.stringify(r.body['problems']),
+  );
 });
 
 t.test('rule 3: a pending approval blocks', async (t) => {

@@ -12,7 +12,9 @@ export const requiredArtifacts: StructuralRule = ({ config, state }) => {
     const node = state.nodes[id];
     if (node.state === 'skipped') continue;
     const path = config.artifactByNode[id];
-    if (node.state === 'failed') problems.push(`required artifact ${path} of node ${id} failed`);
+    // The node failed, not (necessarily) a write: none may have been made.
+    if (node.state === 'failed')
+      problems.push(`required artifact ${path} cannot count: its node ${id} failed`);
     const artifact = state.artifacts[path];
     if (!artifact) problems.push(`required artifact ${path} of node ${id} is not verified`);
     else if (artifact.outcome === 'failed')
