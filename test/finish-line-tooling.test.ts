@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -89,9 +90,17 @@ t.test('review keygen + enrol + review sign produce a review the gate accepts', 
   ]);
   t.equal(again.exitCode, 2, again.stderr);
   t.match(again.stderr, /^harness: a key .* is already in --out .*; it is never overwritten$/);
-  const nowhere = await harness(['review', 'keygen', '--out', join(keys, 'missing'), '--actor-id', 'a']);
+  // A missing --out is named, never created (a mistyped path would hide a private key).
+  const missing = join(keys, 'missing');
+  const nowhere = await harness(['review', 'keygen', '--out', missing, '--actor-id', 'a']);
   t.equal(nowhere.exitCode, 2, nowhere.stderr);
-  t.match(nowhere.stderr, /^harness: --out .*missing: ENOENT/);
+  t.equal(nowhere.stderr, `harness: --out ${missing}: the directory does not exist; create it first`);
+  t.notOk(existsSync(missing), 'nothing was created');
+  const file = join(keys, 'a-file');
+  await writeFile(file, '');
+  const notDir = await harness(['review', 'keygen', '--out', file, '--actor-id', 'a']);
+  t.equal(notDir.exitCode, 2, notDir.stderr);
+  t.equal(notDir.stderr, `harness: --out ${file} is not a directory`);
   const store = { schema: 'harness.review-trust.v1', keys: [entry] };
   await writeFile(join(f.repo, 'controls/review-trust.v1.json'), JSON.stringify(store));
   await f.git('commit', '-q', '-am', 'enrol reviewer');

@@ -77,6 +77,10 @@ export function registerReview(program: Command): void {
         const code = (err as NodeJS.ErrnoException).code;
         if (code === 'EEXIST')
           throw new UsageError(`a key ${keyId} is already in --out ${opts.out}; it is never overwritten`);
+        // Never made here: a mistyped --out would otherwise leave a private key somewhere unexpected.
+        if (code === 'ENOENT')
+          throw new UsageError(`--out ${opts.out}: the directory does not exist; create it first`);
+        if (code === 'ENOTDIR') throw new UsageError(`--out ${opts.out} is not a directory`);
         if (typeof code === 'string') throw new UsageError(`--out ${opts.out}: ${(err as Error).message}`);
         throw err;
       }
