@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
 import t from 'tap';
 import { bridgeUrl, UsageError } from '../src/cli/env.js';
+import { bridgeRequest } from '../src/cli/http.js';
 import { CLI } from './helpers/paths.js';
 
 /**
@@ -63,4 +64,37 @@ t.test('harness emit refuses a remote bridge URL with exit 2 and sends nothing',
   t.equal(r.code, 2, r.stderr);
   t.match(r.stderr, /HARNESS_BRIDGE_URL must be an http:\/\/ loopback URL/);
   t.equal(requests, 0, 'no request, so no token, left for that host');
+});
+
+t.test('a bridge nobody listens for: one line saying how to start it or where to point', async (t) => {
+  // A port just released stands for a bridge that was never started.
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  const url = `http://127.0.0.1:${port}`;
+  await t.rejects(bridgeRequest('/health', {}, { HARNESS_BRIDGE_URL: url }), {
+    message: `cannot reach the bridge at ${url}: connect ECONNREFUSED 127.0.0.1:${port}; is the bridge running (\`npm start\` or \`harness bridge\`)? If it listens elsewhere, set HARNESS_BRIDGE_URL`,
+  });
+  // Every client command makes its requests there: emit prints the line as it is, exit 1.
+  const r = await new Promise<{ code: number; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      [CLI, 'emit', 'run-x', 'node.entered', 'intake', 'hi'],
+      {
+        env: {
+          PATH: process.env['PATH'] ?? '',
+          HOME: t.testdirName,
+          HARNESS_BRIDGE_URL: url,
+          HARNESS_BRIDGE_ACCESS_TOKEN: 'a'.repeat(43),
+        },
+      },
+      (err, _o, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }),
+    );
+  });
+  t.equal(r.code, 1, r.stderr);
+  t.match(
+    r.stderr,
+    /^harness: cannot reach the bridge at .*; is the bridge running \(`npm start` or `harness bridge`\)\? If it listens elsewhere, set HARNESS_BRIDGE_URL\n$/,
+  );
 });

@@ -26,9 +26,7 @@ export async function bridgeRequest(
       ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
     });
   } catch (err) {
-    throw new Error(
-      `cannot reach the bridge at ${url.origin}: ${(err as Error).cause ?? (err as Error).message}`,
-    );
+    throw new Error(unreachable(url.origin, err as Error));
   }
   const text = await res.text();
   let body: Record<string, unknown>;
@@ -38,6 +36,22 @@ export async function bridgeRequest(
     body = { ok: false, error: 'invalid_response', message: text.slice(0, 200) };
   }
   return { status: res.status, body, headers: res.headers };
+}
+
+/**
+ * Why fetch failed, in one line. Nothing listening (ECONNREFUSED, also the code of the
+ * AggregateError a name with several addresses fails with) is mostly a bridge not started yet or
+ * started elsewhere, so the line says how to start it or point the client at it.
+ */
+function unreachable(origin: string, err: Error): string {
+  const cause = err.cause;
+  const code = cause instanceof Error ? (cause as NodeJS.ErrnoException).code : undefined;
+  const why = cause instanceof Error ? cause.message || code || cause.name : String(cause ?? err.message);
+  const hint =
+    code === 'ECONNREFUSED'
+      ? '; is the bridge running (`npm start` or `harness bridge`)? If it listens elsewhere, set HARNESS_BRIDGE_URL'
+      : '';
+  return `cannot reach the bridge at ${origin}: ${why}${hint}`;
 }
 
 /** Prints a failed answer as `code: message` plus one line per problem (stderr). */
