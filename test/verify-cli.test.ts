@@ -15,6 +15,8 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { progressLine } from '../src/cli/progress.js';
+import { verdictLine } from '../src/cli/verify.js';
+import type { RunCheck } from '../src/cli/verify-run.js';
 import { runPaths } from '../src/storage/paths.js';
 import { cleanup, ev, makeTestEnv, startTestBridge, type TestBridge } from './helpers/bridge.js';
 import { complete, driveToReady } from './helpers/complete-run.js';
@@ -104,14 +106,32 @@ t.test('an intact data directory verifies, and verify writes nothing', async (t)
   const r = await verify(env);
   t.equal(r.code, 0, r.stdout + r.stderr);
   t.match(r.stdout, /^ok r1 \(44 events, 14 artifacts; a torn tail of 15 bytes, never acknowledged\)$/m);
-  t.match(r.stdout, /^ok r2 \(1 events, 0 artifacts\)$/m);
+  t.match(r.stdout, /^ok r2 \(1 event, 0 artifacts\)$/m);
   t.equal(r.stderr, '', 'no progress bar when stderr is not a terminal');
   t.same(await tree(dir), before, 'the data directory is byte-for-byte unchanged');
   t.notOk(before.has('/bridge.lease'), 'no lease was taken');
   const named = await verify({ ...env, HARNESS_DATA_DIR: '/nonexistent' }, '--data-dir', dir, 'r2');
   t.equal(named.code, 0);
-  t.equal(named.stdout, 'ok r2 (1 events, 0 artifacts)\n', 'only the named run');
+  t.equal(named.stdout, 'ok r2 (1 event, 0 artifacts)\n', 'only the named run');
   t.equal(named.stdout.includes(env['HARNESS_BRIDGE_INTEGRITY_KEY'] ?? ''), false);
+});
+
+t.test('an ok line counts in the singular where there is one', async (t) => {
+  const check = (events: number, claims: number, tornBytes: number): RunCheck => ({
+    name: 'r',
+    tampered: [],
+    unverifiable: [],
+    events,
+    root: null,
+    claims: new Map(Array.from({ length: claims }, (_, i) => [`a${i}`, { sha256: '', seq: i }])),
+    tornBytes,
+    journalMacs: null,
+  });
+  t.equal(
+    verdictLine(check(1, 1, 1)),
+    'ok r (1 event, 1 artifact; a torn tail of 1 byte, never acknowledged)',
+  );
+  t.equal(verdictLine(check(2, 0, 0)), 'ok r (2 events, 0 artifacts)');
 });
 
 t.test('records only the commit log holds are unverifiable; disputed ones are tampering', async (t) => {

@@ -61,12 +61,16 @@ async function checkArtifacts(check: RunCheck, pool: HashPool, onFiles: (n: numb
   }
 }
 
-function line(check: RunCheck): string {
+const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
+/** One run's verdict, the line verify prints for it. */
+export function verdictLine(check: RunCheck): string {
   if (check.tampered.length > 0)
     return `TAMPERED ${check.name}: ${[...check.tampered, ...check.unverifiable].join('; ')}`;
   if (check.unverifiable.length > 0) return `UNVERIFIABLE ${check.name}: ${check.unverifiable.join('; ')}`;
-  const torn = check.tornBytes > 0 ? `; a torn tail of ${check.tornBytes} bytes, never acknowledged` : '';
-  return `ok ${check.name} (${check.events} events, ${check.claims.size} artifacts${torn})`;
+  const torn =
+    check.tornBytes > 0 ? `; a torn tail of ${count(check.tornBytes, 'byte')}, never acknowledged` : '';
+  return `ok ${check.name} (${count(check.events, 'event')}, ${count(check.claims.size, 'artifact')}${torn})`;
 }
 
 /**
@@ -197,7 +201,7 @@ export function registerVerify(program: Command): void {
         );
       if (checks.length === 0) process.stderr.write(`harness verify: no runs in ${terminalText(dataDir)}\n`);
       // Artifact roots and paths (and the problems naming them) are agent-chosen strings.
-      for (const c of checks) process.stdout.write(`${terminalText(line(c))}\n`);
+      for (const c of checks) process.stdout.write(`${terminalText(verdictLine(c))}\n`);
       const tampered = checks.some((c) => c.tampered.length > 0);
       const unverifiable = checks.some((c) => c.unverifiable.length > 0);
       process.exitCode = tampered ? 1 : unverifiable ? 2 : 0;
