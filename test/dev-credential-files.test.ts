@@ -154,6 +154,7 @@ t.test('harness init --dir takes a relative directory as absolute', async (t) =>
     env: { PATH: process.env['PATH'] ?? '' },
   });
   t.equal(r.exitCode, 0, r.stderr);
+  t.match(r.stdout, `\ncreated a trust store repository in ${join(dir, '..', 'rel-dev', 'repo')}\n`);
   const dev = await read(join(dir, '..', 'rel-dev'), 'dev.env');
   // dev.env is sourced from any working directory: its paths must not depend on this one.
   t.equal(dev['HARNESS_REPO_ROOT'], join(dir, '..', 'rel-dev', 'repo'));

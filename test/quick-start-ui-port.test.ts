@@ -101,6 +101,11 @@ t.test('with both ports free the quick start serves until SIGTERM, then exits 0'
     t.match(stdout, `created ${join(devDir, name)} (mode 0600): for `, `${name} created and named`);
   t.match(
     stdout,
+    `\ncreated a trust store repository in ${join(devDir, 'repo')}\n`,
+    'the repository is named as harness init names it',
+  );
+  t.match(
+    stdout,
     `approval shell: (set -a; . ${join(devDir, 'approve.env')}; set +a; export HARNESS_BRIDGE_URL=http://127.0.0.1:`,
     'the approval shell sources approve.env in a subshell, told the bridge URL it is not the default',
   );

@@ -159,13 +159,16 @@ async function createDevEnv(dir: string, envFile: string): Promise<Record<string
   return env;
 }
 
-/** Each dev file, whether this call made it or kept it, and the shell it is for. */
+/**
+ * Each dev file, whether this call made it or kept it, and the shell it is for; then the trust
+ * store repository when this call made it. `harness init` and the quick start both print this.
+ */
 export function describeDevFiles(setup: DevSetup): string {
-  return setup.files
-    .map(
-      (f) => `${f.created ? 'created' : 'kept'} ${f.path}${f.created ? ' (mode 0600)' : ''}: for ${f.role}\n`,
-    )
-    .join('');
+  const files = setup.files.map(
+    (f) => `${f.created ? 'created' : 'kept'} ${f.path}${f.created ? ' (mode 0600)' : ''}: for ${f.role}\n`,
+  );
+  const repo = setup.created ? `created a trust store repository in ${join(setup.dir, 'repo')}\n` : '';
+  return files.join('') + repo;
 }
 
 /**
@@ -194,8 +197,6 @@ export function registerInit(program: Command): void {
       // Absolute, so the paths written into dev.env hold from any working directory.
       const setup = await ensureDevSetup(resolve(opts.dir));
       process.stdout.write(describeDevFiles(setup));
-      if (setup.created)
-        process.stdout.write(`created a trust store repository in ${join(setup.dir, 'repo')}\n`);
       process.stdout.write(shellHints(setup));
     });
 }
