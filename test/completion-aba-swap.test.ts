@@ -134,3 +134,23 @@ t.test(
     ]);
   },
 );
+
+t.test('a by-name input that appears only after the validators ran blocks run.completed', async (t) => {
+  // Absent at the first pass (so the validators were told it is absent), written while they ran.
+  const LAYERS = 'production/layer-assessment.json';
+  let root = '';
+  const b = await startTestBridge(undefined, {
+    finishLine: swappingGate({
+      before: async () => {},
+      after: async () => {
+        await writeArtifact(root, LAYERS, '{"schema":"not an assessment"}\n');
+      },
+    }),
+  });
+  t.teardown(() => cleanup(b));
+  root = b.t.artifactRoot;
+  await readyRun(b, 'aba4', proof('aba4', true));
+
+  const { r } = await expectBlocked(t, b, 'aba4', 1);
+  t.same(r.body.problems, [`artifact ${LAYERS} changed during the finish-line checks`]);
+});

@@ -158,6 +158,19 @@ t.test('event contract', async (t) => {
     violation(t, 'status skipped without skipReason', ev({ status: 'skipped' }), ['skipReason']);
     violation(t, 'nodeState skipped without skipReason', ev({ nodeState: 'skipped' }), ['skipReason']);
     violation(t, 'node.skipped without skipReason', ev({ type: 'node.skipped' }), ['skipReason']);
+    // The type alone requires its reasons, whatever nodeState and status the event names.
+    violation(
+      t,
+      'node.skipped naming another nodeState, without skipReason',
+      ev({ type: 'node.skipped', nodeState: 'passed' }),
+      ['skipReason'],
+    );
+    violation(
+      t,
+      'node.failed naming another nodeState, without reasons',
+      ev({ type: 'node.failed', nodeState: 'active' }),
+      ['failureReason', 'recoveryPath'],
+    );
     violation(t, 'blank skipReason', ev({ type: 'node.skipped', status: 'skipped', skipReason: '  ' }), [
       'skipReason',
     ]);

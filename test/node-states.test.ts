@@ -95,3 +95,26 @@ t.test('rule 1 itself: a required node skipped without a reason does not count a
     'required node prove is active, not passed',
   ]);
 });
+
+t.test('rule 2 itself: a required artifact skipped without a reason does not count', async (t) => {
+  // As for rule 1: over HTTP the contract already refuses the reasonless skip, so the rule is
+  // judged on facts rebuilt from a run view.
+  const { requiredArtifacts } = await import('../src/validators/required-artifacts.js');
+  const facts = (artifacts: Record<string, { outcome: string; skipReason: string | null; seq: number }>) =>
+    ({
+      config: {
+        requiredNodes: ['prove', 'handoff'],
+        artifactByNode: { prove: 'proof/proof.json', handoff: 'handoff/final.md' },
+      },
+      state: { nodes: { prove: { state: 'passed' }, handoff: { state: 'passed' } }, artifacts },
+    }) as never;
+  t.same(
+    requiredArtifacts(
+      facts({
+        'proof/proof.json': { outcome: 'skipped', skipReason: null, seq: 3 },
+        'handoff/final.md': { outcome: 'skipped', skipReason: 'no handoff for a dry run', seq: 5 },
+      }),
+    ),
+    ['required artifact proof/proof.json of node prove is skipped without a reason'],
+  );
+});

@@ -20,14 +20,15 @@ const storedBytes = (e: Record<string, unknown>) =>
 const FILLED = storedBytes(ev()) - Buffer.byteLength(JSON.stringify(ev()));
 
 /** A valid event (id and ts left to the bridge) whose stored form is `target` bytes, padded with `ch`. */
-function eventStoredAs(target: number, ch: 'a' | 'é', over: Record<string, unknown> = {}) {
+function eventStoredAs(target: number, ch: 'a' | 'é' | '€', over: Record<string, unknown> = {}) {
   const e: Record<string, unknown> = ev(over);
   for (const f of PAD_FIELDS) e[f] = f === 'message' ? 'm' : '';
   let need = target - storedBytes(e);
   const width = Buffer.byteLength(ch);
-  if (need % width !== 0) {
-    e['message'] = 'mm'; // the odd byte two-byte padding cannot fill
-    need -= 1;
+  const rest = need % width;
+  if (rest !== 0) {
+    e['message'] = 'm'.repeat(1 + rest); // the bytes wider padding cannot fill
+    need -= rest;
   }
   for (const f of PAD_FIELDS) {
     const units = Math.min(Math.floor(need / width), TEXT_FIELD_MAX - String(e[f]).length);
@@ -56,7 +57,9 @@ t.test('serialized event limit', async (t) => {
     await refused(t, body);
   });
 
-  for (const ch of ['a', 'é'] as const) {
+  // '€' is three UTF-8 bytes in one UTF-16 unit, the most any unit takes: the stored size is
+  // counted in bytes, however few characters the text has.
+  for (const ch of ['a', 'é', '€'] as const) {
     t.test(`padded with ${ch}: exactly 16 KiB stored is accepted, one byte more is refused`, async (t) => {
       t.ok(
         Buffer.byteLength(JSON.stringify(eventStoredAs(EVENT_MAX_BYTES + 1, ch))) <= EVENT_MAX_BYTES,

@@ -59,6 +59,10 @@ t.test('a value that is not plain decimal digits is refused', async (t) => {
 
 t.test('unknown names and values out of range are refused', async (t) => {
   t.match(problemsOf('/runs?offset=1'), [/unknown query parameter/]);
+  for (const name of ['toString', 'constructor', '__proto__', 'hasOwnProperty'])
+    t.match(problemsOf(`/runs?${name}=1`), [/unknown query parameter/], `${name}: not the spec's own`);
+  for (const part of ['%ZZ=1', 'limit=%', 'limit=%E0%A4%A', '%=1'])
+    t.match(problemsOf(`/runs?${part}`), [/not valid percent-encoding/], part);
   t.match(problemsOf('/runs?limit=0'), [/must be an integer from 1 to 50/]);
   t.match(problemsOf('/runs?limit=51'), [/must be an integer from 1 to 50/]);
 });
