@@ -1,5 +1,5 @@
 import type { Problem } from './api.js';
-import { formatTime } from './format.js';
+import { formatTime, refusalHint } from './format.js';
 
 /**
  * The bridge state, always visible. A lost bridge (proxy 502/504 or no answer at all) is said
@@ -19,7 +19,7 @@ export function BridgeStatus({ problem, at }: { problem: Problem | null; at: Dat
     return (
       <div class="banner error" role="alert">
         <strong>The bridge refused the read:</strong> {problem.message} ({problem.code}
-        {problem.status ? `, HTTP ${problem.status}` : ''})
+        {problem.status ? `, HTTP ${problem.status}` : ''}) {refusalHint(problem.code)}
         {problem.problems.length > 0 && (
           <ul>
             {problem.problems.map((p) => (

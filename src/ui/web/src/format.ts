@@ -116,3 +116,13 @@ export const STATE_LABEL: Readonly<Record<string, string>> = {
 };
 
 export const label = (state: string): string => STATE_LABEL[state] ?? state;
+
+/**
+ * What an operator can do about a refusal the bridge answered the UI server with, when that is
+ * something the page cannot fix: the one credential the UI server holds is not the bridge's.
+ */
+export function refusalHint(code: string): string | null {
+  if (code === 'bridge_auth_required')
+    return "The UI server's HARNESS_BRIDGE_ACCESS_TOKEN is not the bridge's: restart `harness ui` with the access token the bridge was started with.";
+  return null;
+}
