@@ -236,16 +236,20 @@ function viewOf(f: Fixture, extra: Record<string, unknown> = {}) {
   };
 }
 
+/** `harness explain` of the fixture's run with its root, against the fake bridge at `url`. */
+const explainLocal = (f: Fixture, url: string) =>
+  harness(['explain', f.runId, '--artifact-root', f.root], {
+    HARNESS_BRIDGE_URL: url,
+    HARNESS_BRIDGE_ACCESS_TOKEN: 'tok-'.repeat(10),
+    HARNESS_REPO_ROOT: f.repo,
+  });
+
 t.test('explain --artifact-root adds the local content-validator verdict', async (t) => {
   const f = await buildFixture(t, { commissioned: false, corrective: false });
   await f.mutate('proof/proof.json', (d) => (d.status = 'failed'));
   const view = viewOf(f);
   const url = await fakeBridge(t, () => [200, { ok: true, run: view }]);
-  const r = await harness(['explain', f.runId, '--artifact-root', f.root], {
-    HARNESS_BRIDGE_URL: url,
-    HARNESS_BRIDGE_ACCESS_TOKEN: 'tok-'.repeat(10),
-    HARNESS_REPO_ROOT: f.repo,
-  });
+  const r = await explainLocal(f, url);
   t.equal(r.exitCode, 1, r.stderr);
   t.match(r.stdout, /^local: proof: proof\/proof.json status is failed/m);
   await readFile(join(f.root, 'proof/proof.json'));
@@ -269,12 +273,7 @@ t.test('explain checks only under the root the run sealed, as the bridge confirm
       },
     ];
   });
-  const explain = () =>
-    harness(['explain', f.runId, '--artifact-root', f.root], {
-      HARNESS_BRIDGE_URL: url,
-      HARNESS_BRIDGE_ACCESS_TOKEN: 'tok-'.repeat(10),
-      HARNESS_REPO_ROOT: f.repo,
-    });
+  const explain = () => explainLocal(f, url);
   const other = await explain();
   t.equal(other.exitCode, 1);
   t.match(other.stderr, /run_already_exists[\s\S]*artifactRoot differs/);
@@ -293,12 +292,7 @@ t.test(
     const f = await waivedFixture(t);
     let view = viewOf(f);
     const url = await fakeBridge(t, () => [200, { ok: true, run: view }]);
-    const explain = () =>
-      harness(['explain', f.runId, '--artifact-root', f.root], {
-        HARNESS_BRIDGE_URL: url,
-        HARNESS_BRIDGE_ACCESS_TOKEN: 'tok-'.repeat(10),
-        HARNESS_REPO_ROOT: f.repo,
-      });
+    const explain = () => explainLocal(f, url);
     const whole = await explain();
     t.match(whole.stdout, /^local: waivers: waiver w-rate is not tied to a human-granted approval/m);
     t.notMatch(whole.stderr, /partial/);

@@ -113,5 +113,5 @@ export async function reverifyCompleted(ctx: BridgeContext, run: OpenRun): Promi
   }
   const problems = [...drift.problems, ...(await runtimeDrift(ctx, run))];
   if (problems.length === 0) problems.push(...(await verdict(ctx, run, drift.artifacts, await inputs)));
-  if (problems.length > 0) await ctx.store.quarantineForDrift(run.runId, problems);
+  await ctx.store.quarantineForDrift(run.runId, problems);
 }

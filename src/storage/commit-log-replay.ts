@@ -1,11 +1,10 @@
 import { constants } from 'node:fs';
 import { appendFile, lstat, open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readJsonLines } from './drift-quarantines.js';
 import { scanJournal } from './journal.js';
 import { firstPrev, JournalAuthError, verifyLine } from './journal-record.js';
 import { macEqual } from './mac.js';
-import { LinkedFileError, openNoFollow, readNoFollow } from './no-follow.js';
+import { LinkedFileError, openNoFollow, readJsonLines, readNoFollow } from './no-follow.js';
 import { isCanonicalRunId, runPaths } from './paths.js';
 
 /**

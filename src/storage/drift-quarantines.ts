@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { join } from 'node:path';
 import { fsyncDir } from './atomic.js';
-import { openNoFollow, readTextNoFollow } from './no-follow.js';
+import { openNoFollow, readJsonLines } from './no-follow.js';
 
 /**
  * `quarantined-runs.jsonl`: the completed runs a read found drifted (an artifact changed or gone,
@@ -41,29 +41,4 @@ export function readDriftQuarantines(dataDir: string): Promise<DriftQuarantine[]
       ? { runId: d.runId, createdAt: d.createdAt, reason: d.reason }
       : null,
   );
-}
-
-/**
- * The lines of a JSON Lines file the bridge appends to, read without following a link, as `pick`
- * takes them; none when the file is absent. A line that is not JSON (the torn end of an
- * interrupted append) is skipped, and the lines before it still count.
- */
-export async function readJsonLines<T>(path: string, pick: (value: never) => T | null): Promise<T[]> {
-  const text = await readTextNoFollow(path).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return '';
-    throw err;
-  });
-  const out: T[] = [];
-  for (const line of text.split('\n')) {
-    if (line === '') continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      continue;
-    }
-    const picked = typeof value === 'object' && value !== null ? pick(value as never) : null;
-    if (picked !== null) out.push(picked);
-  }
-  return out;
 }

@@ -67,6 +67,31 @@ export async function readNoFollow(path: string, maxBytes = Number.POSITIVE_INFI
 export async function readTextNoFollow(path: string): Promise<string> {
   return (await readNoFollow(path)).toString('utf8');
 }
+/**
+ * The lines of a JSON Lines file the bridge appends to, read without following a link, as `pick`
+ * takes them; none when the file is absent. A line that is not JSON (the torn end of an
+ * interrupted append) is skipped, and the lines before it still count.
+ */
+export async function readJsonLines<T>(path: string, pick: (value: never) => T | null): Promise<T[]> {
+  const text = await readTextNoFollow(path).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return '';
+    throw err;
+  });
+  const out: T[] = [];
+  for (const line of text.split('\n')) {
+    if (line === '') continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    const picked = typeof value === 'object' && value !== null ? pick(value as never) : null;
+    if (picked !== null) out.push(picked);
+  }
+  return out;
+}
+
 export const READ_WRITE = constants.O_RDWR;
 /** What 'a+' means: read and append, created if missing. */
 export const READ_APPEND = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT;

@@ -1,6 +1,8 @@
 import { readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { RunConfig } from '../contract/index.js';
+import type { Disputed } from './commit-log-replay.js';
+import { readDriftQuarantines } from './drift-quarantines.js';
 import type { LayoutConfigs } from './layout.js';
 import { readTextNoFollow } from './no-follow.js';
 import { CONFIG_FILE, isCanonicalRunId, RUN_DIR_PATTERN, runDirName, SNAPSHOT_FILE } from './paths.js';
@@ -76,6 +78,38 @@ export async function attributeRunDirs(
     entries.push({ runId, createdAt: own?.createdAt ?? EPOCH });
     const message = r.config ? 'run-config.json belongs to another run' : (r.error as Error).message;
     quarantines.push([runId, `run-config.json: ${message}`]);
+  }
+  return { entries, quarantines };
+}
+
+/**
+ * Everything the data directory says at startup about which runs exist and which are quarantined
+ * (run ID, reason), in this order: each run directory's attribution (attributeRunDirs); the runs
+ * of disputed commit-log records; then drift a read recorded before this start
+ * (drift-quarantines.ts), only for the run it was found on, not a later run under the same ID.
+ */
+export async function startupRuns(
+  dataDir: string,
+  key: Buffer,
+  configs: LayoutConfigs | undefined,
+  disputed: readonly Disputed[],
+  logged: readonly string[],
+): Promise<{ entries: IndexEntry[]; quarantines: [string, string][] }> {
+  const { entries, quarantines } = await attributeRunDirs(dataDir, key, configs, logged);
+  const created = new Map(entries.map((e) => [e.runId, e.createdAt]));
+  for (const d of disputed) {
+    // A run the log names without a journal has no directory: it is indexed all the same, so
+    // its ID is refused (409 run_quarantined) rather than created afresh, with writes answered
+    // 201 that a later start, still finding the disputed record, would then hide.
+    if (!created.has(d.runId)) {
+      if (!isCanonicalRunId(d.runId)) continue;
+      created.set(d.runId, EPOCH);
+      entries.push({ runId: d.runId, createdAt: EPOCH });
+    }
+    quarantines.push([d.runId, d.reason]);
+  }
+  for (const d of await readDriftQuarantines(dataDir)) {
+    if (created.get(d.runId) === d.createdAt) quarantines.push([d.runId, d.reason]);
   }
   return { entries, quarantines };
 }

@@ -16,14 +16,14 @@ import {
 } from '../contract/index.js';
 import { CommitLog } from './commit-log.js';
 import type { Disputed } from './commit-log-replay.js';
-import { appendDriftQuarantines, readDriftQuarantines } from './drift-quarantines.js';
+import { appendDriftQuarantines } from './drift-quarantines.js';
 import { IdIndex } from './id-index.js';
 import { type Appended, JournalWriter, type ScanResult } from './journal.js';
 import { JournalAuthError } from './journal-record.js';
 import type { LayoutConfigs } from './layout.js';
-import { isCanonicalRunId, runPaths } from './paths.js';
+import { runPaths } from './paths.js';
 import { QuarantineReasons } from './quarantine.js';
-import { attributeRunDirs, EPOCH } from './run-attribution.js';
+import { EPOCH, startupRuns } from './run-attribution.js';
 import {
   configMac,
   createRunFiles,
@@ -112,35 +112,12 @@ export class RunStore implements RunStorage {
     return store;
   }
 
-  /**
-   * The index from every run directory's config (run-attribution.ts says which run each directory
-   * holds, and which are quarantined); disputed commit-log records quarantine their run.
-   */
+  /** The index and quarantines as the data directory has them (run-attribution.ts, startupRuns). */
   private async buildIndex(disputed: Disputed[], logged: string[]): Promise<void> {
-    const opts = this.opts;
-    const { entries, quarantines } = await attributeRunDirs(
-      opts.dataDir,
-      opts.integrityKey,
-      opts.configs,
-      logged,
-    );
-    for (const [runId, reason] of quarantines) this.quarantine(runId, reason);
+    const { dataDir, integrityKey, configs } = this.opts;
+    const { entries, quarantines } = await startupRuns(dataDir, integrityKey, configs, disputed, logged);
     this.index.load(entries);
-    for (const d of disputed) {
-      // A run the log names without a journal has no directory: it is indexed all the same, so
-      // its ID is refused (409 run_quarantined) rather than created afresh, with writes answered
-      // 201 that a later start, still finding the disputed record, would then hide.
-      if (!this.has(d.runId)) {
-        if (!isCanonicalRunId(d.runId)) continue;
-        this.index.load([{ runId: d.runId, createdAt: EPOCH }]);
-      }
-      this.quarantine(d.runId, d.reason);
-    }
-    // Drift a read found before this start: only for the run it was found on, not a later run
-    // created under the same ID.
-    for (const d of await readDriftQuarantines(opts.dataDir)) {
-      if (this.index.get(d.runId)?.createdAt === d.createdAt) this.quarantine(d.runId, d.reason);
-    }
+    for (const [runId, reason] of quarantines) this.quarantine(runId, reason);
   }
 
   nextCreatedAt(): string {
