@@ -2,7 +2,7 @@ import { PRODUCTION_LAYERS } from '../src/contract/artifacts/index.js';
 
 /**
  * One valid example per artifact schema, published as docs/schema/examples/<id>.example.json.
- * They validate against their schema (test/finish-line-schema-files.test.ts); hashes and the
+ * They validate against their schema (test/finish-line/finish-line-schema-files.test.ts); hashes and the
  * signature are placeholders, so the examples show shape, not a verifiable run.
  */
 const TS = '2025-01-01T00:00:00.000Z';

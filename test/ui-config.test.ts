@@ -76,7 +76,7 @@ t.test('every code the UI server answers is documented in docs/ui.md', async (t)
     .slice(doc.indexOf('## Errors the UI server answers itself'), doc.indexOf('## The web app'))
     .replace(/\s+/g, ' ');
   // The proxy's own codes: a table row with the status and the registry's sentence, as
-  // test/generated-docs.test.ts checks the bridge's codes against docs/api.md.
+  // test/build/generated-docs.test.ts checks the bridge's codes against docs/api.md.
   for (const [code, { status, doc: meaning }] of Object.entries(UI_ERROR_CODES)) {
     t.ok(doc.includes(`| ${status} | \`${code}\` | ${meaning} |`), `${code} row`);
   }

@@ -1,6 +1,6 @@
 /**
  * The one registry of HTTP error codes (CONTRACT section 3). Every code has its status and a
- * sentence for its row in docs/api.md; test/generated-docs.test.ts proves both stay in step.
+ * sentence for its row in docs/api.md; test/build/generated-docs.test.ts proves both stay in step.
  */
 export const ERROR_CODES = {
   invalid_json: { status: 400, doc: 'The body is not valid JSON. Nothing from it is echoed.' },

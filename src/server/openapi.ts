@@ -4,7 +4,7 @@ import type { BridgeContext } from './context.js';
 
 /**
  * Documents generated from the code: the OpenAPI document of the routes (their TypeBox schemas)
- * and the published JSON Schemas of the two request bodies. test/generated-docs.test.ts proves the
+ * and the published JSON Schemas of the two request bodies. test/build/generated-docs.test.ts proves the
  * committed copies in docs/ match.
  */
 export async function openApiDocument(): Promise<unknown> {

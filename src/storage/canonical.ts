@@ -5,7 +5,7 @@ import canonicalize from 'canonicalize';
  * path for plain JSON data (what every journal record is): a copy of the value with every
  * object's keys inserted in sorted order, serialized by the native JSON.stringify in one call.
  * Anything the fast path cannot reproduce exactly goes to `canonicalize` itself, so the output and
- * the errors are the package's in every case (test/canonical-json.test.ts checks this): toJSON,
+ * the errors are the package's in every case (test/storage/canonical-json.test.ts checks this): toJSON,
  * non-finite numbers, sparse arrays, functions, bigints, deep or cyclic values, keys starting
  * with a digit (V8 orders integer-like keys numerically, not by code unit), `__proto__`, and any
  * output holding a `\u` escape (lone surrogates and control characters).

@@ -29,7 +29,7 @@ export function macText(key: Buffer, domain: MacDomain, canonical: string): stri
 
 /**
  * HMAC-SHA-256 (RFC 2104) as two one-shot `crypto.hash` calls over the key's cached pads: byte for
- * byte `createHmac`'s answer (test/mac.test.ts), without the native Hmac object per call, which
+ * byte `createHmac`'s answer (test/storage/mac.test.ts), without the native Hmac object per call, which
  * costs a sealing bridge about 5% of its main-thread time per event (docs/performance.md).
  */
 function hmacHex(key: Buffer, text: string): string {

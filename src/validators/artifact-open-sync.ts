@@ -9,7 +9,7 @@ import { ArtifactError, describeOpenError, O_DIRECTORY, O_NOFOLLOW } from './art
  * the path is attacker-controlled, so every directory component is opened with
  * O_NOFOLLOW|O_DIRECTORY (a symlink anywhere on the way fails), the leaf with O_NOFOLLOW, the
  * descriptor must be a regular file, and the leaf's realpath must be the literal path under the
- * real root. test/artifact-open-parity.test.ts holds the two versions to the same verdicts.
+ * real root. test/artifacts/artifact-open-parity.test.ts holds the two versions to the same verdicts.
  */
 export interface OpenedSync {
   fd: number;

@@ -36,7 +36,7 @@ export const PublicHealth = closed(publicFields);
 
 /**
  * The answer to a valid token. Closed like the public one, so a field added to the handler without
- * its type here fails test/auth-tokens.test.ts instead of reaching the OpenAPI document untyped.
+ * its type here fails test/server/auth-tokens.test.ts instead of reaching the OpenAPI document untyped.
  */
 export const AuthenticatedHealth = closed({
   ...publicFields,

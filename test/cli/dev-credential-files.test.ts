@@ -1,0 +1,192 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { execa } from '#execa';
+import { UsageError } from '../../src/cli/env.js';
+import { ensureDevSetup, parseEnvFile } from '../../src/cli/init.js';
+import { CLI } from '../helpers/cli.js';
+
+/**
+ * SPEC Authentication 7: the bridge holds all three credentials, an agent shell only the access
+ * token, an approval shell the access and human tokens. `harness init` writes one file per role,
+ * each readable by its owner only; a dev directory made before the role files existed gets them
+ * from its dev.env, never with a new credential (the bridge and its sealed runs keep the old ones).
+ */
+const ACCESS = 'HARNESS_BRIDGE_ACCESS_TOKEN';
+const HUMAN = 'HARNESS_HUMAN_APPROVAL_TOKEN';
+const KEY = 'HARNESS_BRIDGE_INTEGRITY_KEY';
+
+async function devDir(t: Test): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'harness-init-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  return join(dir, 'dev');
+}
+
+const read = async (dir: string, name: string) => parseEnvFile(await readFile(join(dir, name), 'utf8'));
+const modeOf = async (dir: string, name: string) => (await stat(join(dir, name))).mode & 0o777;
+
+/** A dev.env as versions before the role files wrote it, with known values. */
+async function oldDevDir(t: Test, omit: string[] = []): Promise<{ dir: string; bytes: Buffer }> {
+  const dir = await devDir(t);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const env: Record<string, string> = {
+    [KEY]: `key-${randomBytes(24).toString('hex')}`,
+    [ACCESS]: `access-${randomBytes(24).toString('hex')}`,
+    [HUMAN]: `human-${randomBytes(24).toString('hex')}`,
+    HARNESS_REVIEW_TRUST_SHA256: 'a'.repeat(64),
+    HARNESS_REPO_ROOT: join(dir, 'repo'),
+    HARNESS_DATA_DIR: join(dir, 'runs'),
+  };
+  const lines = Object.entries(env).filter(([k]) => !omit.includes(k));
+  const text = `# harness-bridge development credentials (mode 0600). Never commit this file.\n${lines.map(([k, v]) => `${k}=${v}`).join('\n')}\n`;
+  await writeFile(join(dir, 'dev.env'), text, { mode: 0o600 });
+  return { dir, bytes: await readFile(join(dir, 'dev.env')) };
+}
+
+t.test(
+  'a fresh init writes dev.env, agent.env and approve.env, mode 0600, each with its keys only',
+  async (t) => {
+    const dir = await devDir(t);
+    const setup = await ensureDevSetup(dir);
+    t.same(
+      setup.files.map((f) => [f.path, f.created]),
+      ['dev.env', 'agent.env', 'approve.env'].map((n) => [join(dir, n), true]),
+    );
+    for (const name of ['dev.env', 'agent.env', 'approve.env']) t.equal(await modeOf(dir, name), 0o600, name);
+    const dev = await read(dir, 'dev.env');
+    t.same(Object.keys(dev).sort(), [
+      ACCESS,
+      KEY,
+      'HARNESS_DATA_DIR',
+      HUMAN,
+      'HARNESS_REPO_ROOT',
+      'HARNESS_REVIEW_TRUST_SHA256',
+    ]);
+    t.equal(new Set([dev[KEY], dev[ACCESS], dev[HUMAN]]).size, 3, 'three distinct credentials');
+    t.same(await read(dir, 'agent.env'), { [ACCESS]: dev[ACCESS] }, 'agent shell: the access token only');
+    t.same(
+      await read(dir, 'approve.env'),
+      { [ACCESS]: dev[ACCESS], [HUMAN]: dev[HUMAN] },
+      'approval shell: the access and human tokens only',
+    );
+    t.same((await readdir(dir)).sort(), ['agent.env', 'approve.env', 'dev.env', 'repo'], 'no temp file left');
+  },
+);
+
+t.test(
+  'an old dev dir (dev.env only) gets the role files from its dev.env, no credential made',
+  async (t) => {
+    const { dir, bytes } = await oldDevDir(t);
+    const old = parseEnvFile(bytes.toString('utf8'));
+    const setup = await ensureDevSetup(dir);
+    t.equal(setup.created, false);
+    t.same(
+      setup.files.map((f) => [f.path, f.created]),
+      [
+        [join(dir, 'dev.env'), false],
+        [join(dir, 'agent.env'), true],
+        [join(dir, 'approve.env'), true],
+      ],
+    );
+    t.ok((await readFile(join(dir, 'dev.env'))).equals(bytes), 'dev.env byte for byte unchanged');
+    t.same(setup.env, old);
+    t.same(await read(dir, 'agent.env'), { [ACCESS]: old[ACCESS] });
+    t.same(await read(dir, 'approve.env'), { [ACCESS]: old[ACCESS], [HUMAN]: old[HUMAN] });
+    for (const name of ['agent.env', 'approve.env']) t.equal(await modeOf(dir, name), 0o600, name);
+    t.same((await readdir(dir)).sort(), ['agent.env', 'approve.env', 'dev.env'], 'no trust store made again');
+
+    const agent = await readFile(join(dir, 'agent.env'));
+    const again = await ensureDevSetup(dir);
+    t.same(
+      again.files.map((f) => f.created),
+      [false, false, false],
+      'a later run keeps every file',
+    );
+    t.ok((await readFile(join(dir, 'agent.env'))).equals(agent));
+  },
+);
+
+t.test('a dev.env without a token a role file needs is refused, never filled with a new one', async (t) => {
+  const { dir, bytes } = await oldDevDir(t, [HUMAN]);
+  await t.rejects(ensureDevSetup(dir), {
+    constructor: UsageError,
+    message: /has no HARNESS_HUMAN_APPROVAL_TOKEN/,
+  });
+  t.notOk((await readdir(dir)).includes('approve.env'), 'approve.env not written');
+  t.ok((await readFile(join(dir, 'dev.env'))).equals(bytes), 'dev.env unchanged');
+});
+
+t.test('harness init names each file it created or kept and the shell it is for', async (t) => {
+  const { dir } = await oldDevDir(t);
+  const init = () =>
+    execa(process.execPath, [CLI, 'init', '--dir', dir], {
+      extendEnv: false,
+      env: { PATH: process.env['PATH'] ?? '' },
+    });
+  const upgrade = await init();
+  const lines = upgrade.stdout.split('\n');
+  t.match(lines[0], new RegExp(`^kept ${join(dir, 'dev.env')}: for the bridge \\(npm start`));
+  t.match(lines[1], new RegExp(`^created ${join(dir, 'agent.env')} \\(mode 0600\\): for agent shells`));
+  t.match(
+    lines[2],
+    new RegExp(`^created ${join(dir, 'approve.env')} \\(mode 0600\\): for the approval shell`),
+  );
+  t.match(upgrade.stdout, `agent shell: set -a; . ${join(dir, 'agent.env')}; set +a;`);
+  t.match(
+    upgrade.stdout,
+    `approval shell: (set -a; . ${join(dir, 'approve.env')}; set +a; npx --no harness approve`,
+  );
+  t.notMatch(upgrade.stdout, /trust store/, 'nothing else made');
+  const dev = await read(dir, 'dev.env');
+  for (const v of [dev[KEY], dev[ACCESS], dev[HUMAN]])
+    t.notOk(upgrade.stdout.includes(v ?? '?'), 'no value printed');
+  t.match((await init()).stdout, new RegExp(`^kept ${join(dir, 'agent.env')}:`, 'm'));
+});
+
+t.test('harness init --dir takes a relative directory as absolute', async (t) => {
+  const dir = await devDir(t);
+  await mkdir(join(dir, '..'), { recursive: true });
+  const r = await execa(process.execPath, [CLI, 'init', '--dir', 'rel-dev'], {
+    cwd: join(dir, '..'),
+    extendEnv: false,
+    env: { PATH: process.env['PATH'] ?? '' },
+  });
+  t.equal(r.exitCode, 0, r.stderr);
+  t.match(r.stdout, `\ncreated a trust store repository in ${join(dir, '..', 'rel-dev', 'repo')}\n`);
+  const dev = await read(join(dir, '..', 'rel-dev'), 'dev.env');
+  // dev.env is sourced from any working directory: its paths must not depend on this one.
+  t.equal(dev['HARNESS_REPO_ROOT'], join(dir, '..', 'rel-dev', 'repo'));
+  t.equal(dev['HARNESS_DATA_DIR'], join(dir, '..', 'rel-dev', 'runs'));
+});
+
+t.test('a development directory that cannot be made is an environment error: exit 2, one line', async (t) => {
+  const dir = await devDir(t);
+  await mkdir(join(dir, '..'), { recursive: true });
+  // A file where the directory should be: mkdir under it fails with ENOTDIR.
+  await writeFile(join(dir, '..', 'afile'), 'x');
+  const under = join(dir, '..', 'afile', 'dev');
+  await t.rejects(ensureDevSetup(under), UsageError);
+  const r = await execa(process.execPath, [CLI, 'init', '--dir', under], {
+    extendEnv: false,
+    env: { PATH: process.env['PATH'] ?? '' },
+    reject: false,
+  });
+  t.equal(r.exitCode, 2);
+  t.match(r.stderr, new RegExp(`^harness: cannot set up the development directory ${under}: ENOTDIR`));
+  t.equal(r.stderr.trimEnd().split('\n').length, 1, 'one line');
+});
+
+t.test('an init interrupted after its commit (no dev.env yet) is completed by the next one', async (t) => {
+  const dir = await devDir(t);
+  const first = await ensureDevSetup(dir);
+  const pin = first.env['HARNESS_REVIEW_TRUST_SHA256'];
+  for (const name of ['dev.env', 'agent.env', 'approve.env']) await rm(join(dir, name));
+  // The repository still holds the committed store: committing it again would fail.
+  const again = await ensureDevSetup(dir);
+  t.equal(again.created, true, 'new credentials are made');
+  t.equal(again.env['HARNESS_REVIEW_TRUST_SHA256'], pin, 'the pin of the store already committed');
+  const log = await execa('git', ['log', '--oneline'], { cwd: join(dir, 'repo') });
+  t.equal(log.stdout.trim().split('\n').length, 1, 'no second commit');
+});

@@ -1,0 +1,142 @@
+import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { AdapterPolicyError, defaultRunShape, resolveAdapter } from '../../src/validators/adapter.js';
+
+async function dirs(t: any) {
+  const base = await realpath(await mkdtemp(join(tmpdir(), 'hb-adapter-')));
+  t.teardown(() => rm(base, { recursive: true, force: true }));
+  const root = join(base, 'artifacts');
+  const repo = join(base, 'repo');
+  const extra = join(base, 'extra');
+  const outside = join(base, 'outside');
+  for (const d of [root, repo, extra, outside]) await mkdir(d);
+  return { base, root, repo, extra, outside };
+}
+const adapter = {
+  runtime: { requiredNodes: ['route'], artifactByNode: { prove: 'evidence/proof.json' } },
+  finishLineAssurance: { required: true },
+  ignored: { x: 1 },
+};
+
+t.test('no adapterPath and no project-adapter.json: null', async (t) => {
+  const d = await dirs(t);
+  t.equal(
+    await resolveAdapter({
+      adapterPath: undefined,
+      realArtifactRoot: d.root,
+      repoRoot: d.repo,
+      adapterRoots: [],
+    }),
+    null,
+  );
+  t.equal(
+    await resolveAdapter({
+      adapterPath: undefined,
+      realArtifactRoot: null,
+      repoRoot: d.repo,
+      adapterRoots: [],
+    }),
+    null,
+  );
+});
+
+t.test(
+  'project-adapter.json at the artifact root is consumed; prove and handoff stay required',
+  async (t) => {
+    const d = await dirs(t);
+    await writeFile(join(d.root, 'project-adapter.json'), JSON.stringify(adapter));
+    const r = await resolveAdapter({
+      adapterPath: undefined,
+      realArtifactRoot: d.root,
+      repoRoot: d.repo,
+      adapterRoots: [],
+    });
+    t.same(r?.requiredNodes, ['route', 'prove', 'handoff']);
+    t.equal(r?.artifactByNode.prove, 'evidence/proof.json');
+    t.equal(r?.artifactByNode.route, 'run/route.json');
+    t.equal(r?.record.rootKind, 'artifact-root');
+    t.equal(r?.record.finishLineAssurance, true);
+    t.match(r?.record.sha256, /^[0-9a-f]{64}$/);
+  },
+);
+
+t.test(
+  'adapters inside the repo root and an adapter root resolve; relative paths use the artifact root',
+  async (t) => {
+    const d = await dirs(t);
+    await writeFile(join(d.repo, 'a.json'), '{}');
+    await writeFile(join(d.extra, 'b.json'), JSON.stringify({ finishLineAssurance: { required: false } }));
+    await mkdir(join(d.root, 'pack'));
+    await writeFile(join(d.root, 'pack/c.json'), '{}');
+    const o = { realArtifactRoot: d.root, repoRoot: d.repo, adapterRoots: [d.extra] };
+    t.equal(
+      (await resolveAdapter({ ...o, adapterPath: join(d.repo, 'a.json') }))?.record.rootKind,
+      'repo-root',
+    );
+    t.equal(
+      (await resolveAdapter({ ...o, adapterPath: join(d.extra, 'b.json') }))?.record.rootKind,
+      'adapter-root',
+    );
+    const rel = await resolveAdapter({ ...o, adapterPath: 'pack/c.json' });
+    t.equal(rel?.record.rootKind, 'artifact-root');
+    t.same(rel?.requiredNodes, defaultRunShape().requiredNodes);
+  },
+);
+
+const refuse = async (t: any, o: Parameters<typeof resolveAdapter>[0], fragment: string) => {
+  await t.rejects(resolveAdapter(o), AdapterPolicyError);
+  await resolveAdapter(o).catch((err: Error) => t.match(err.message, fragment));
+};
+
+t.test('adapter-policy: paths outside the allowed roots are refused', async (t) => {
+  const d = await dirs(t);
+  await writeFile(join(d.outside, 'a.json'), '{}');
+  const o = { realArtifactRoot: d.root, repoRoot: d.repo, adapterRoots: [] };
+  await refuse(t, { ...o, adapterPath: join(d.outside, 'a.json') }, 'outside the allowed roots');
+  await refuse(t, { ...o, adapterPath: '../outside/a.json' }, 'outside the allowed roots');
+  await refuse(t, { ...o, adapterPath: '/etc/passwd' }, 'outside the allowed roots');
+});
+
+t.test('adapter-policy: symlink escapes are refused (file link and directory link)', async (t) => {
+  const d = await dirs(t);
+  await writeFile(join(d.outside, 'a.json'), '{}');
+  await symlink(join(d.outside, 'a.json'), join(d.repo, 'link.json'));
+  await symlink(d.outside, join(d.repo, 'dirlink'));
+  await symlink(join(d.outside, 'a.json'), join(d.root, 'project-adapter.json'));
+  const o = { realArtifactRoot: d.root, repoRoot: d.repo, adapterRoots: [] };
+  await refuse(t, { ...o, adapterPath: join(d.repo, 'link.json') }, 'symbolic link');
+  await refuse(t, { ...o, adapterPath: join(d.repo, 'dirlink/a.json') }, 'symbolic link');
+  await refuse(t, { ...o, adapterPath: undefined }, 'symbolic link');
+});
+
+t.test('adapter-policy: invalid JSON, shapes and unknown node ids are refused', async (t) => {
+  const d = await dirs(t);
+  const o = {
+    realArtifactRoot: d.root,
+    repoRoot: d.repo,
+    adapterRoots: [],
+    adapterPath: 'project-adapter.json',
+  };
+  const cases: [string, string][] = [
+    ['{not json', 'not valid JSON'],
+    ['[]', 'must be a JSON object'],
+    [JSON.stringify({ runtime: { requiredNodes: ['cloud-expansion'] } }), 'unknown node id cloud-expansion'],
+    [JSON.stringify({ runtime: { artifactByNode: { nope: 'a.json' } } }), 'unknown node id nope'],
+    [JSON.stringify({ runtime: { artifactByNode: { prove: '../escape.json' } } }), 'must not contain ..'],
+    [JSON.stringify({ runtime: { artifactByNode: { prove: '/abs.json' } } }), 'must be relative'],
+    [JSON.stringify({ runtime: { requiredNodes: 'prove' } }), 'array of node ids'],
+    [JSON.stringify({ finishLineAssurance: { required: 'yes' } }), 'must be a boolean'],
+  ];
+  for (const [body, fragment] of cases) {
+    await writeFile(join(d.root, 'project-adapter.json'), body);
+    await refuse(t, o, fragment);
+  }
+});
+
+t.test('defaultRunShape: all 14 nodes and the default artifacts', async (t) => {
+  const s = defaultRunShape();
+  t.equal(s.requiredNodes.length, 14);
+  t.equal(s.artifactByNode.prove, 'proof/proof.json');
+});

@@ -1,0 +1,50 @@
+import { constants } from 'node:fs';
+import fsp, { readdir } from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
+import t from 'tap';
+import { runPaths } from '../../src/storage/paths.js';
+import { cleanup, ev, startTestBridge } from '../helpers/bridge.js';
+
+/**
+ * A run whose journal cannot be opened once its files are written (out of descriptors, say) is
+ * not left behind: the request fails with 500 and a retry creates the run afresh, where an empty
+ * run left over would answer an explicit create with 200 `created: false`.
+ */
+t.test('a run whose journal cannot be opened is not created', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  const journal = runPaths(b.t.dataDir, 'f').journal;
+  const original = fsp.open;
+  let refused = 0;
+  const patched = ((path: unknown, flags: unknown, mode?: unknown) => {
+    // The journal writer's open (read and append); the run files are written by other opens.
+    if (path === journal && typeof flags === 'number' && (flags & constants.O_APPEND) !== 0) {
+      refused++;
+      return Promise.reject(Object.assign(new Error('EMFILE: too many open files'), { code: 'EMFILE' }));
+    }
+    return original(path as string, flags as number, mode as number);
+  }) as typeof fsp.open;
+  const restore = () => {
+    fsp.open = original;
+    syncBuiltinESMExports();
+  };
+  t.teardown(restore);
+  const entriesBefore = await readdir(b.t.dataDir);
+
+  fsp.open = patched;
+  syncBuiltinESMExports();
+  const viaEvent = await b.req('POST', '/runs/f/events', ev({ id: 'f0' }));
+  const viaCreate = await b.req('POST', '/runs', { id: 'f', title: 'T' });
+  restore();
+  t.equal(refused, 2, 'both requests reached the journal open');
+  t.equal(viaEvent.status, 500);
+  t.equal(viaCreate.status, 500);
+  t.same(await readdir(b.t.dataDir), entriesBefore, 'no run directory is left');
+  t.equal((await b.req('GET', '/runs/f')).status, 404, 'nor any run');
+  t.equal((await b.req('GET', '/runs')).body.runs.length, 0);
+
+  const created = await b.req('POST', '/runs', { id: 'f', title: 'T' });
+  t.equal(created.status, 201, 'a retry creates the run');
+  t.equal(created.body.created, true);
+  t.equal((await b.req('POST', '/runs/f/events', ev({ id: 'f0' }))).status, 201);
+});

@@ -1,0 +1,53 @@
+import { copyFile, readFile, rename, stat, symlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import t from 'tap';
+import { runPaths } from '../../src/storage/paths.js';
+import { cleanup, ev, makeTestEnv, startTestBridge } from '../helpers/bridge.js';
+import { expectRejected } from '../helpers/expect.js';
+
+/**
+ * Startup refuses a data directory holding symbolic links; a link planted in a run directory
+ * while the bridge runs must not be followed either. Each run file is replaced by a link to a
+ * byte-identical copy outside the data directory: followed, it would authenticate and the run would
+ * be served (its journal appended to wherever the link points). Opened without following links,
+ * the run is quarantined when it is next opened, and the link's target is never written.
+ */
+for (const file of ['journal', 'snapshot', 'config'] as const) {
+  t.test(`a ${file} replaced by a link after startup quarantines its run when opened`, async (t) => {
+    const te = await makeTestEnv();
+    // An open-run cache of one: posting to the second run evicts the first, so reading it reopens it.
+    const b = await startTestBridge(te, { storage: { cacheSize: 1 } });
+    t.teardown(() => cleanup(b));
+    t.equal((await b.req('POST', '/runs/linked/events', ev({ id: 'l-0' }))).status, 201);
+    t.equal((await b.req('POST', '/runs/other/events', ev({ id: 'o-0' }))).status, 201);
+    const path = runPaths(te.dataDir, 'linked')[file];
+    // Eviction writes run.json in the background.
+    for (let i = 0; i < 100 && !(await stat(path).catch(() => null)); i++) await delay(20);
+    const outside = join(te.dir, `outside-${file}`);
+    await copyFile(path, outside);
+    await rename(path, `${path}.gone`);
+    await symlink(outside, path);
+    const target = await readFile(outside);
+
+    const got = await b.req('GET', '/runs/linked');
+    t.equal(got.status, 200, JSON.stringify(got.body).slice(0, 300));
+    t.equal(got.body['run'].status, 'quarantined');
+    t.match(got.body['run'].quarantine.reasons, [/is a symbolic link, which the bridge does not follow$/]);
+    t.notMatch(JSON.stringify(got.body), te.dir, 'no absolute path in the answer');
+    await expectRejected(
+      t,
+      b,
+      'linked',
+      () => b.req('POST', '/runs/linked/events', ev({ id: 'l-1' })),
+      409,
+      'run_quarantined',
+    );
+    t.ok((await readFile(outside)).equals(target), "the link's target is untouched");
+    t.equal(
+      (await b.req('POST', '/runs/other/events', ev({ id: 'o-1' }))).status,
+      201,
+      'other runs are served',
+    );
+  });
+}

@@ -1,0 +1,141 @@
+import t, { type Test } from 'tap';
+import type { UiServerOptions } from '../../src/ui/server.js';
+import { json, startRecordingUpstream, type UpstreamHandler } from '../helpers/recording-upstream.js';
+import { startUi, type UiResponse } from '../helpers/ui-server.js';
+
+/** One fake upstream and one UI server per case, both closed in teardown. */
+async function scenario(t: Test, handler: UpstreamHandler, options: Partial<UiServerOptions> = {}) {
+  const upstream = await startRecordingUpstream(handler);
+  const ui = await startUi(upstream.url, options);
+  t.teardown(async () => {
+    await ui.app.close();
+    await upstream.close();
+  });
+  return { upstream, ui };
+}
+
+function assertEnvelope(t: Test, res: UiResponse, status: number, code: string): void {
+  t.equal(res.status, status);
+  const body = res.json();
+  t.equal(body['ok'], false);
+  t.equal(body['error'], code);
+  t.type(body['message'], 'string');
+  t.same(body['problems'], []);
+}
+
+t.test('an upstream redirect is a 502 and is never followed', async (t) => {
+  let followed = false;
+  const { upstream, ui } = await scenario(t, (req, res) => {
+    if (req.url === '/elsewhere') {
+      followed = true;
+      return json(200, { ok: true })(req, res);
+    }
+    res.writeHead(302, { location: '/elsewhere', 'content-type': 'application/json' });
+    res.end('{}');
+  });
+  for (const path of ['/api/bridge/health', '/api/bridge/runs', '/api/bridge/runs/r1']) {
+    assertEnvelope(t, await ui.get(path), 502, 'bridge_redirect_rejected');
+  }
+  t.equal(followed, false);
+  t.equal(upstream.received.length, 3);
+});
+
+t.test('a body over the byte cap is a 502, declared or streamed', async (t) => {
+  const big = `{"ok":true,"pad":"${'x'.repeat(5000)}"}`;
+  const declared = await scenario(
+    t,
+    (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(big.length) });
+      res.end(big);
+    },
+    { maxBytes: 4096 },
+  );
+  assertEnvelope(t, await declared.ui.get('/api/bridge/runs'), 502, 'bridge_response_too_large');
+  const streamed = await scenario(
+    t,
+    (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }); // chunked, no length
+      for (let i = 0; i < 10; i++) res.write('x'.repeat(1000));
+      res.end();
+    },
+    { maxBytes: 4096 },
+  );
+  assertEnvelope(t, await streamed.ui.get('/api/bridge/runs'), 502, 'bridge_response_too_large');
+  const under = await scenario(t, json(200, { ok: true, pad: 'x'.repeat(3000) }), { maxBytes: 4096 });
+  t.equal((await under.ui.get('/api/bridge/runs')).status, 200, 'a body under the cap passes');
+});
+
+t.test('a declared length over the cap is refused before the body is read', async (t) => {
+  // The upstream declares far more than the cap, sends a few bytes and stalls: only the declared
+  // length can answer before the deadline (the streamed count never reaches the cap).
+  const { ui } = await scenario(
+    t,
+    (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(64 * 1024 * 1024) });
+      res.write('{"ok":true,"pad":"');
+    },
+    { maxBytes: 4096, timeoutMs: 5000 },
+  );
+  const started = Date.now();
+  assertEnvelope(t, await ui.get('/api/bridge/runs/r1'), 502, 'bridge_response_too_large');
+  t.ok(Date.now() - started < 2500, 'answered without waiting for the stalled body');
+});
+
+t.test('the deadline gives 504 whether headers or the body stall', async (t) => {
+  const noHeaders = await scenario(t, () => {}, { timeoutMs: 150 });
+  const started = Date.now();
+  assertEnvelope(t, await noHeaders.ui.get('/api/bridge/runs'), 504, 'bridge_timeout');
+  t.ok(Date.now() - started < 3000, 'answered near the deadline');
+  const slowBody = await scenario(
+    t,
+    (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"ok":');
+    },
+    { timeoutMs: 150 },
+  );
+  assertEnvelope(t, await slowBody.ui.get('/api/bridge/runs/r1'), 504, 'bridge_timeout');
+  const fast = await scenario(t, json(200, { ok: true }), { timeoutMs: 150 });
+  t.equal((await fast.ui.get('/api/bridge/health')).status, 200, 'a prompt bridge is not cut off');
+});
+
+t.test('a bridge that is down is a 502 bridge_unreachable', async (t) => {
+  const { upstream, ui } = await scenario(t, json(200, {}));
+  await upstream.close();
+  assertEnvelope(t, await ui.get('/api/bridge/health'), 502, 'bridge_unreachable');
+});
+
+t.test('a non-JSON upstream body is a 502, never relayed as HTML', async (t) => {
+  const { ui } = await scenario(t, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end('<script>alert(1)</script>');
+  });
+  const res = await ui.get('/api/bridge/runs');
+  assertEnvelope(t, res, 502, 'bridge_bad_response');
+  t.notMatch(res.text, /script/);
+});
+
+t.test('an encoded upstream body is a 502, never relayed to be decoded by the browser', async (t) => {
+  const { ui } = await scenario(t, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+    res.end('{"ok":true}');
+  });
+  assertEnvelope(t, await ui.get('/api/bridge/runs'), 502, 'bridge_bad_response');
+});
+
+t.test('a health 200 whose JSON body is not an object is a 502, not an empty health', async (t) => {
+  for (const body of ['[{"ok":true,"dataDir":"/abs"}]', 'null', '"ok"', '42', 'true']) {
+    const { upstream, ui } = await scenario(t, (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(body);
+    });
+    const res = await ui.get('/api/bridge/health');
+    assertEnvelope(t, res, 502, 'bridge_bad_response');
+    t.notMatch(res.text, /\/abs/, `${body}: nothing of the upstream body reaches the browser`);
+    t.equal(upstream.received.length, 1);
+    // Only health's success body is cut; the same JSON on another route is relayed as bytes.
+    const runs = await ui.get('/api/bridge/runs');
+    t.equal(runs.status, 200, `${body} on /runs`);
+    t.equal(runs.text, body);
+  }
+});
