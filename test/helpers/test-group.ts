@@ -26,13 +26,14 @@ export function runGroup(runner: string): void {
       throw new Error(`test/${entry.name}/ has no runner test/${entry.name}.test.ts, so tap never runs it`);
     }
   }
-  const dir = join(root, basename(runner, '.test.js'));
+  const group = basename(runner, '.test.js');
+  const dir = join(root, group);
   const files = readdirSync(dir, { withFileTypes: true });
   const nested = files.find((f) => f.isDirectory());
   if (nested) throw new Error(`${dir}/${nested.name}: a test group holds files only`);
   const tests = files.map((f) => f.name).filter((n) => n.endsWith('.test.js'));
   if (tests.length === 0) throw new Error(`${dir} holds no test files`);
-  t.test(`the ${tests.length} test files of ${dir} load`, async (t) => {
+  t.test(`the ${tests.length} test files of test/${group}/ load`, async (t) => {
     for (const name of tests.sort()) {
       try {
         await import(pathToFileURL(join(dir, name)).href);
