@@ -1,4 +1,4 @@
-import { request } from 'undici';
+import { type Dispatcher, request } from 'undici';
 import { UiError } from './errors.js';
 
 export interface UpstreamOptions {
@@ -14,6 +14,16 @@ export interface UpstreamResponse {
   /** Only the headers the browser may see (CONTRACT section 8). */
   headers: Record<string, string>;
   body: Buffer;
+}
+
+/**
+ * Drops a body the proxy will not relay. Destroying an undici body that has not ended emits
+ * 'error' (RequestAbortedError); whether undici listens by then depends on how far the response
+ * got (a pipelined browser connection is enough), and an unheard 'error' ends the UI process.
+ */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => {});
+  body.destroy();
 }
 
 /** Page headers carry plain decimals; anything else from upstream is dropped, never relayed. */
@@ -47,7 +57,7 @@ export async function fetchUpstream(url: URL, options: UpstreamOptions): Promise
       signal,
     });
     if (res.statusCode >= 300 && res.statusCode < 400) {
-      res.body.destroy();
+      discard(res.body);
       throw new UiError(
         'bridge_redirect_rejected',
         'The bridge answered with a redirect; the proxy does not follow it',
@@ -55,12 +65,12 @@ export async function fetchUpstream(url: URL, options: UpstreamOptions): Promise
     }
     const type = res.headers['content-type'];
     if (typeof type !== 'string' || !/^application\/json\b/i.test(type) || res.headers['content-encoding']) {
-      res.body.destroy();
+      discard(res.body);
       throw new UiError('bridge_bad_response', 'The bridge answered with something other than plain JSON');
     }
     const declared = Number(res.headers['content-length'] ?? 0);
     if (declared > options.maxBytes) {
-      res.body.destroy();
+      discard(res.body);
       throw tooLarge(options.maxBytes);
     }
     const chunks: Buffer[] = [];
@@ -68,7 +78,7 @@ export async function fetchUpstream(url: URL, options: UpstreamOptions): Promise
     for await (const chunk of res.body) {
       total += (chunk as Buffer).length;
       if (total > options.maxBytes) {
-        res.body.destroy();
+        discard(res.body);
         throw tooLarge(options.maxBytes);
       }
       chunks.push(chunk as Buffer);

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import t, { type Test } from 'tap';
 import type { UiServerOptions } from '../../src/ui/server.js';
 import { json, startRecordingUpstream, type UpstreamHandler } from '../helpers/recording-upstream.js';
@@ -139,3 +140,53 @@ t.test('a health 200 whose JSON body is not an object is a 502, not an empty hea
     t.equal(runs.text, body);
   }
 });
+
+t.test('a refused upstream body on a pipelined connection does not end the UI process', async (t) => {
+  // Request 1 waits on a slow upstream answer while request 2's upstream answer is refused at
+  // once: the proxy drops a body undici is still reading, and undici's 'error' for it must be
+  // heard (it used to end `harness ui` with an unhandled RequestAbortedError).
+  const refusals = {
+    redirect: ['bridge_redirect_rejected', 302, { location: '/x', 'content-type': 'application/json' }],
+    html: ['bridge_bad_response', 200, { 'content-type': 'text/html' }],
+    gzip: ['bridge_bad_response', 200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }],
+  } as const;
+  for (const [kind, [code, status, headers]] of Object.entries(refusals)) {
+    const { ui } = await scenario(t, (req, res) => {
+      if (req.url === '/runs/slow') {
+        setTimeout(() => json(200, { ok: true })(req, res), 300);
+        return;
+      }
+      if (req.url === '/health') return json(200, { ok: true })(req, res);
+      res.writeHead(status, headers);
+      res.end('{}');
+    });
+    const host = `host: ${ui.host}\r\n`;
+    const answers = await pipelined(
+      ui.origin,
+      `GET /api/bridge/runs/slow HTTP/1.1\r\n${host}\r\nGET /api/bridge/runs/other HTTP/1.1\r\n${host}connection: close\r\n\r\n`,
+    );
+    t.same(
+      [...answers.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]),
+      ['200', '502'],
+      `${kind}: both answered, in order`,
+    );
+    t.match(answers, `"error":"${code}"`, kind);
+    t.equal((await ui.get('/api/bridge/health')).status, 200, `${kind}: the UI server still serves`);
+  }
+});
+
+/** Writes `bytes` (several requests) to one connection and reads until the server closes it. */
+function pipelined(origin: string, bytes: string): Promise<string> {
+  const url = new URL(origin);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(url.port), url.hostname);
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      text += chunk;
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve(text));
+    socket.write(bytes);
+  });
+}
