@@ -19,7 +19,7 @@ export function writeClosingAnswer(
   socket: Socket,
   status: number,
   envelope: object,
-  headers: Record<string, string> = {},
+  headers: Readonly<Record<string, string>> = {},
 ): void {
   if (socket.writable) {
     const body = JSON.stringify(envelope);
@@ -38,14 +38,22 @@ export function writeClosingAnswer(
 }
 
 /**
- * Fastify's `clientErrorHandler` for both servers. Node refuses some requests in its HTTP parser
- * (a malformed request line or header, a header section past its limit, more body bytes than the
- * Content-Length said, a request that did not arrive in time) before any route or hook sees them.
- * Fastify's own answer is not the contract envelope; this one is, echoing nothing of the request,
- * and the connection is closed, as Node does.
+ * A Fastify `clientErrorHandler`. Node refuses some requests in its HTTP parser (a malformed
+ * request line or header, a header section past its limit, more body bytes than the
+ * Content-Length said, a request that did not arrive in time) before any route or hook sees them,
+ * so no `onSend` hook adds a server's usual headers: `headers` are written with the answer
+ * instead. Fastify's own answer is not the contract envelope; this one is, echoing nothing of the
+ * request, and the connection is closed, as Node does.
  */
-export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
-  if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const failure = parseFailure(err.code);
-  writeClosingAnswer(socket, failure.status, errorBody(failure));
+export function clientErrorHandlerWith(
+  headers: Readonly<Record<string, string>>,
+): (err: NodeJS.ErrnoException, socket: Socket) => void {
+  return (err, socket) => {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    const failure = parseFailure(err.code);
+    writeClosingAnswer(socket, failure.status, errorBody(failure), headers);
+  };
 }
+
+/** The bridge's: docs/api.md asks no headers of its answers beyond the envelope's. */
+export const clientErrorHandler = clientErrorHandlerWith({});

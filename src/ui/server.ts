@@ -7,7 +7,7 @@ import Fastify, {
   type FastifyRequest,
   type FastifyServerOptions,
 } from 'fastify';
-import { clientErrorHandler, writeClosingAnswer } from '../server/client-error.js';
+import { clientErrorHandlerWith, writeClosingAnswer } from '../server/client-error.js';
 import { PROXY_MAX_BYTES, type UiConfig } from './config.js';
 import { UiError } from './errors.js';
 import {
@@ -28,6 +28,15 @@ export interface UiServerOptions extends Omit<UiConfig, 'port'> {
   maxBytes?: number;
   logger?: FastifyServerOptions['logger'];
 }
+
+/**
+ * What an answer written straight to the socket carries (a request Node's parser refused, a
+ * CONNECT): no hook runs for those, so they get the headers every other error answer gets here.
+ */
+const CLOSING_HEADERS: Readonly<Record<string, string>> = {
+  ...SECURITY_HEADERS,
+  'cache-control': 'no-store',
+};
 
 const NOT_BUILT = 'The web app is not built: run `npm run build`. The /api/bridge proxy still works.\n';
 
@@ -58,7 +67,7 @@ export async function buildUiServer(options: UiServerOptions): Promise<FastifyIn
     routerOptions: { maxParamLength: 256 },
     // Never trust X-Forwarded-*: this server is only ever reached directly over loopback.
     trustProxy: false,
-    clientErrorHandler,
+    clientErrorHandler: clientErrorHandlerWith(CLOSING_HEADERS),
     // A request without Host is refused by the Host check, in the envelope, not by Node.
     http: { requireHostHeader: false },
     // A path the router cannot take apart (bad percent-encoding, a run ID segment past
@@ -77,7 +86,7 @@ export async function buildUiServer(options: UiServerOptions): Promise<FastifyIn
   // Node hands CONNECT to this event and, with no listener, closes the connection unanswered.
   app.server.on('connect', (_req, socket: Socket) => {
     const refused = new UiError('method_not_allowed', 'The UI server is read-only');
-    writeClosingAnswer(socket, refused.status, refused.body(), { allow: 'GET' });
+    writeClosingAnswer(socket, refused.status, refused.body(), { ...CLOSING_HEADERS, allow: 'GET' });
   });
   app.addHook('onRequest', async (request, reply) => {
     const refused = refusalOf(request);

@@ -5,6 +5,21 @@ import { buildUiServer, type UiServerOptions } from '../../src/ui/server.js';
 
 export const ACCESS_TOKEN = 'ui-test-access-token-0123456789abcdef-XYZ';
 
+/**
+ * The headers docs/ui.md puts on every UI answer, written out here rather than imported from
+ * src/ui/guard.ts, so a change to the server's copy fails the tests that compare against it.
+ */
+export const SECURITY_HEADERS = {
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+} as const;
+
 export interface RunningUi {
   app: FastifyInstance;
   origin: string;

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { cleanup, ev, startTestBridge } from '../helpers/bridge.js';
 import { assertEnvelope, rawBytes } from '../helpers/expect.js';
-import { startUi } from '../helpers/ui-server.js';
+import { SECURITY_HEADERS, startUi } from '../helpers/ui-server.js';
 
 /**
  * CONTRACT 3: every failure is the envelope. Node's HTTP parser refuses some requests before any
@@ -53,6 +53,18 @@ t.test('the bridge answers what the HTTP parser refuses in the envelope', async 
   t.equal((await b.req('POST', '/runs/p1/events', ev())).status, 201, 'the bridge still serves');
 });
 
+/** Answers written straight to the socket, past the UI server's hooks, still carry its headers. */
+const UI_HEADERS = { ...SECURITY_HEADERS, 'cache-control': 'no-store' };
+
+function headersOf(head: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of head.split('\r\n').slice(1)) {
+    const colon = line.indexOf(':');
+    out[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  return out;
+}
+
 t.test('the UI server answers them in the envelope, and CONNECT with 405', async (t) => {
   const b = await startTestBridge();
   t.teardown(() => cleanup(b));
@@ -61,12 +73,14 @@ t.test('the UI server answers them in the envelope, and CONNECT with 405', async
   const malformed = await rawBytes(ui.origin, `GET / HTTP/1.1\r\nhost: ${ui.host}\r\nx-a: \u0001\r\n\r\n`);
   t.equal(malformed.status, 400);
   assertEnvelope(t, malformed.body, 'malformed_request');
+  t.has(headersOf(malformed.head), UI_HEADERS, 'a control byte: the UI headers');
   const big = await rawBytes(
     ui.origin,
     `GET / HTTP/1.1\r\nhost: ${ui.host}\r\nx-pad: ${'p'.repeat(20_000)}\r\n\r\n`,
   );
   t.equal(big.status, 431);
   assertEnvelope(t, big.body, 'request_headers_too_large');
+  t.has(headersOf(big.head), UI_HEADERS, 'a 20 kB header: the UI headers');
   const noHost = await rawBytes(ui.origin, 'GET /api/bridge/runs HTTP/1.1\r\nconnection: close\r\n\r\n');
   t.equal(noHost.status, 403);
   assertEnvelope(t, noHost.body, 'host_not_allowed');
@@ -74,4 +88,5 @@ t.test('the UI server answers them in the envelope, and CONNECT with 405', async
   t.equal(connect.status, 405);
   assertEnvelope(t, connect.body, 'method_not_allowed');
   t.match(connect.head, /\r\nallow: GET(\r\n|$)/, 'allow: GET');
+  t.has(headersOf(connect.head), UI_HEADERS, 'CONNECT: the UI headers');
 });
