@@ -29,6 +29,12 @@ function discard(body: Dispatcher.ResponseData['body']): void {
 /** Page headers carry plain decimals; anything else from upstream is dropped, never relayed. */
 const PAGE_HEADER = /^x-harness-page-[a-z]{1,16}$/;
 const DECIMAL = /^[0-9]{1,16}$/;
+/**
+ * The media type is exactly application/json, with or without parameters: a prefix match would
+ * let application/json-seq, application/json-patch+json or a list such as
+ * `application/json, text/html` through.
+ */
+const JSON_MEDIA_TYPE = /^application\/json[\t ]*(?:;|$)/i;
 
 export function safeHeaders(upstream: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
@@ -64,7 +70,7 @@ export async function fetchUpstream(url: URL, options: UpstreamOptions): Promise
       );
     }
     const type = res.headers['content-type'];
-    if (typeof type !== 'string' || !/^application\/json\b/i.test(type) || res.headers['content-encoding']) {
+    if (typeof type !== 'string' || !JSON_MEDIA_TYPE.test(type) || res.headers['content-encoding']) {
       discard(res.body);
       throw new UiError('bridge_bad_response', 'The bridge answered with something other than plain JSON');
     }

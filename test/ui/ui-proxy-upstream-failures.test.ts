@@ -116,6 +116,27 @@ t.test('a non-JSON upstream body is a 502, never relayed as HTML', async (t) => 
   t.notMatch(res.text, /script/);
 });
 
+t.test('the media type must be exactly application/json; parameters may follow', async (t) => {
+  let type = '';
+  const { ui } = await scenario(t, (_req, res) => {
+    res.writeHead(200, { 'content-type': type });
+    res.end('{"ok":true}');
+  });
+  for (type of [
+    'application/json-seq',
+    'application/json-patch+json',
+    'application/json, text/html',
+    'text/html; x=application/json',
+  ]) {
+    assertEnvelope(t, await ui.get('/api/bridge/runs'), 502, 'bridge_bad_response');
+  }
+  for (type of ['application/json; charset=utf-8', 'Application/JSON']) {
+    const res = await ui.get('/api/bridge/runs');
+    t.equal(res.status, 200, type);
+    t.equal(res.text, '{"ok":true}', type);
+  }
+});
+
 t.test('an encoded upstream body is a 502, never relayed to be decoded by the browser', async (t) => {
   const { ui } = await scenario(t, (_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
