@@ -48,6 +48,20 @@ t.test('Sec-Fetch-Site other than same-origin is 403 on the API', async (t) => {
   );
 });
 
+t.test('a cross-site navigation reaches no API path, and no write', async (t) => {
+  const navigate = { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate' };
+  // Not the app's pages: anything under /api/ is refused whether or not a route matches it.
+  for (const path of ['/api/bridge/nothing', '/api/', '/api/bridge/runs/r1/events']) {
+    await refused(t, path, navigate, 403, 'origin_not_allowed');
+  }
+  // The exemption is for reading a page: a cross-site form POST is judged as cross-site first.
+  const before = upstream.received.length;
+  const post = await ui.send('POST', '/', { ...navigate, 'content-type': 'text/plain' }, 'x');
+  t.equal(post.status, 403);
+  t.equal(post.json()['error'], 'origin_not_allowed');
+  t.equal(upstream.received.length, before);
+});
+
 t.test('a foreign Host (DNS rebinding) is 403 host_not_allowed', async (t) => {
   const port = ui.host.split(':')[1];
   for (const host of [
@@ -55,6 +69,9 @@ t.test('a foreign Host (DNS rebinding) is 403 host_not_allowed', async (t) => {
     'evil.example',
     `127.0.0.1:${Number(port) + 1}`,
     `10.0.0.1:${port}`,
+    `localhost.evil.example:${port}`,
+    'localhost',
+    '127.0.0.1',
   ]) {
     await refused(t, '/api/bridge/runs', { host }, 403, 'host_not_allowed');
   }
@@ -80,6 +97,19 @@ t.test('write methods are refused with the JSON envelope and never reach the bri
   const odd = await ui.send('POST', '/api/bridge/runs/r1/events', { 'content-type': 'text/xml' }, '<x/>');
   t.equal(odd.status, 405, 'an unparseable body is still just a refused write');
   t.equal(upstream.received.length, reached, 'and reaches nothing upstream');
+});
+
+t.test('a path the router refuses is still refused 405 for any method but GET', async (t) => {
+  for (const method of ['POST', 'OPTIONS', 'HEAD', 'PROPFIND']) {
+    for (const path of ['/%zz', '/api/bridge/runs/%zz']) {
+      const before = upstream.received.length;
+      const res = await ui.send(method, path);
+      t.equal(res.status, 405, `${method} ${path}`);
+      t.equal(res.headers['allow'], 'GET', `${method} ${path}`);
+      if (method !== 'HEAD') t.equal(res.json()['error'], 'method_not_allowed', `${method} ${path}`);
+      t.equal(upstream.received.length, before);
+    }
+  }
 });
 
 t.test('path tricks reach nothing but the three routes', async (t) => {
