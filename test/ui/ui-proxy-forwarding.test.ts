@@ -15,6 +15,10 @@ const upstream = await startRecordingUpstream(
     'x-powered-by': 'bridge',
     'x-harness-page-evil': 'not-a-number',
     'retry-after': '5',
+    // Decimal, and named like the bridge's headers, but not page headers: dropped all the same.
+    'x-harness-total': '5',
+    'x-harness-cursor': '7',
+    'x-harness-bridge-token': ACCESS_TOKEN,
   }),
 );
 const ui = await startUi(upstream.url);
@@ -60,6 +64,18 @@ t.test('browser credentials and token headers are never forwarded', async (t) =>
   t.notMatch(JSON.stringify(headers), /browser/);
 });
 
+t.test('upstream requests carry accept: application/json, the token, and nothing else', async (t) => {
+  for (const path of ['/api/bridge/health', '/api/bridge/runs', '/api/bridge/runs/run-1']) {
+    t.equal((await ui.get(path, { accept: 'text/html', 'user-agent': 'browser' })).status, 200, path);
+    const headers = last().headers;
+    t.equal(headers['accept'], 'application/json', path);
+    const extra = Object.keys(headers).filter(
+      (name) => !['host', 'connection', 'accept', 'x-harness-bridge-token'].includes(name),
+    );
+    t.same(extra, [], `${path}: no other header`);
+  }
+});
+
 t.test('only the route query names are forwarded, in a fixed form', async (t) => {
   await ui.get('/api/bridge/runs?limit=5&cursor=10&eventLimit=3&token=x&__proto__=1');
   t.equal(last().url, '/runs?limit=5&cursor=10');
@@ -75,6 +91,12 @@ t.test('repeated or non-decimal query values are refused before any upstream req
     const res = await ui.get(`/api/bridge/runs?${query}`);
     t.equal(res.status, 400, query);
     t.equal(res.json()['error'], 'invalid_query', query);
+  }
+  // Page sizes are at most 9 digits (docs/ui.md), cursors aside.
+  for (const path of ['/api/bridge/runs?limit=1234567890', '/api/bridge/runs/r1?eventLimit=99999999999']) {
+    const res = await ui.get(path);
+    t.equal(res.status, 400, path);
+    t.equal(res.json()['error'], 'invalid_query', path);
   }
   t.equal(upstream.received.length, before);
 });
@@ -116,11 +138,29 @@ t.test('only content-type and decimal x-harness-page-* / next-cursor headers com
     'x-powered-by',
     'x-harness-page-evil',
     'retry-after',
+    'x-harness-total',
+    'x-harness-cursor',
+    'x-harness-bridge-token',
   ]) {
     t.equal(res.headers[name], undefined, `${name} dropped`);
   }
+  t.notOk(JSON.stringify(res.headers).includes(ACCESS_TOKEN), 'the echoed token is in no header');
   t.equal(res.headers['cache-control'], 'no-store');
   t.equal(res.headers['x-content-type-options'], 'nosniff');
+});
+
+t.test('the browser gets application/json in UTF-8 whatever charset upstream names', async (t) => {
+  const other = await startRecordingUpstream(
+    json(200, RUNS_BODY, { 'content-type': 'application/json; charset=utf-7' }),
+  );
+  const ui2 = await startUi(other.url);
+  t.teardown(async () => {
+    await ui2.app.close();
+    await other.close();
+  });
+  const res = await ui2.get('/api/bridge/runs');
+  t.equal(res.status, 200);
+  t.equal(res.headers['content-type'], 'application/json; charset=utf-8');
 });
 
 t.test('an upstream error status and envelope pass through unchanged', async (t) => {
