@@ -26,19 +26,26 @@ function assertEnvelope(t: Test, res: UiResponse, status: number, code: string):
 
 t.test('an upstream redirect is a 502 and is never followed', async (t) => {
   let followed = false;
+  let status = 302;
   const { upstream, ui } = await scenario(t, (req, res) => {
     if (req.url === '/elsewhere') {
       followed = true;
       return json(200, { ok: true })(req, res);
     }
-    res.writeHead(302, { location: '/elsewhere', 'content-type': 'application/json' });
+    res.writeHead(status, { location: '/elsewhere', 'content-type': 'application/json' });
     res.end('{}');
   });
   for (const path of ['/api/bridge/health', '/api/bridge/runs', '/api/bridge/runs/r1']) {
     assertEnvelope(t, await ui.get(path), 502, 'bridge_redirect_rejected');
   }
+  // Every 3xx, 300 Multiple Choices included, whether or not it names a location.
+  for (status of [300, 301, 303, 307, 308]) {
+    const res = await ui.get('/api/bridge/runs');
+    t.equal(res.status, 502, String(status));
+    t.equal(res.json()['error'], 'bridge_redirect_rejected', String(status));
+  }
   t.equal(followed, false);
-  t.equal(upstream.received.length, 3);
+  t.equal(upstream.received.length, 8);
 });
 
 t.test('a body over the byte cap is a 502, declared or streamed', async (t) => {
@@ -62,6 +69,19 @@ t.test('a body over the byte cap is a 502, declared or streamed', async (t) => {
     { maxBytes: 4096 },
   );
   assertEnvelope(t, await streamed.ui.get('/api/bridge/runs'), 502, 'bridge_response_too_large');
+  // The default cap (no override) is 2 MiB: a streamed body of exactly that passes, a byte more not.
+  const cap = 2 * 1024 * 1024;
+  let size = cap + 1;
+  const unset = await scenario(t, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' }); // chunked, no length
+    for (let left = size; left > 0; left -= 65536) res.write(' '.repeat(Math.min(65536, left)));
+    res.end();
+  });
+  assertEnvelope(t, await unset.ui.get('/api/bridge/runs'), 502, 'bridge_response_too_large');
+  size = cap;
+  const atCap = await unset.ui.get('/api/bridge/runs');
+  t.equal(atCap.status, 200, 'exactly 2 MiB passes');
+  t.equal(atCap.text.length, cap);
   const under = await scenario(t, json(200, { ok: true, pad: 'x'.repeat(3000) }), { maxBytes: 4096 });
   t.equal((await under.ui.get('/api/bridge/runs')).status, 200, 'a body under the cap passes');
 });
@@ -86,7 +106,7 @@ t.test('the deadline gives 504 whether headers or the body stall', async (t) => 
   const noHeaders = await scenario(t, () => {}, { timeoutMs: 150 });
   const started = Date.now();
   assertEnvelope(t, await noHeaders.ui.get('/api/bridge/runs'), 504, 'bridge_timeout');
-  t.ok(Date.now() - started < 3000, 'answered near the deadline');
+  t.ok(Date.now() - started < 1000, 'answered near the 150 ms deadline');
   const slowBody = await scenario(
     t,
     (_req, res) => {
@@ -103,7 +123,36 @@ t.test('the deadline gives 504 whether headers or the body stall', async (t) => 
 t.test('a bridge that is down is a 502 bridge_unreachable', async (t) => {
   const { upstream, ui } = await scenario(t, json(200, {}));
   await upstream.close();
-  assertEnvelope(t, await ui.get('/api/bridge/health'), 502, 'bridge_unreachable');
+  const res = await ui.get('/api/bridge/health');
+  assertEnvelope(t, res, 502, 'bridge_unreachable');
+  // The cause names the address and the library's code; the browser gets neither.
+  t.equal(res.json()['message'], 'The bridge could not be reached');
+  t.notOk(res.text.includes(upstream.url.port), 'no port');
+  t.notMatch(res.text, /ECONNREFUSED/);
+});
+
+t.test('a browser that goes away aborts the upstream call before the deadline', async (t) => {
+  let upstreamClosed: (at: number) => void = () => {};
+  const closed = new Promise<number>((resolve) => {
+    upstreamClosed = resolve;
+  });
+  // The upstream never answers; only the proxy closing its request ends the connection.
+  const { upstream, ui } = await scenario(
+    t,
+    (req) => req.socket.once('close', () => upstreamClosed(Date.now())),
+    {
+      timeoutMs: 10_000,
+    },
+  );
+  const browser = connect(Number(new URL(ui.origin).port), '127.0.0.1');
+  browser.on('error', () => {});
+  browser.write(`GET /api/bridge/runs HTTP/1.1\r\nhost: ${ui.host}\r\n\r\n`);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const gone = Date.now();
+  browser.destroy();
+  const at = await Promise.race([closed, new Promise<null>((resolve) => setTimeout(resolve, 3000, null))]);
+  t.equal(upstream.received.length, 1, 'the call reached the upstream');
+  t.ok(at !== null && at - gone < 3000, 'the upstream request closed long before the 10 s deadline');
 });
 
 t.test('a non-JSON upstream body is a 502, never relayed as HTML', async (t) => {
