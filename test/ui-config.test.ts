@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { Command } from 'commander';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { UsageError } from '../src/cli/env.js';
 import { registerUi } from '../src/cli/ui.js';
 import { ERROR_CODES } from '../src/contract/errors.js';
@@ -91,10 +91,27 @@ t.test('every code the UI server answers is documented in docs/ui.md', async (t)
   }
 });
 
+/** A loopback port held by a plain server until the test ends. */
+async function takenPort(t: Test): Promise<string> {
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+  return String((taken.address() as AddressInfo).port);
+}
+
 t.test('`harness ui` refuses before listening, with one line naming the variable', async (t) => {
-  // main.ts turns a UsageError into exit 2 with `harness: <message>`; tap runs this file in its own
-  // process, so setting process.env here touches nothing else.
-  Object.assign(process.env, GOOD, { HARNESS_HUMAN_APPROVAL_TOKEN: 'h'.repeat(40) });
+  // main.ts turns a UsageError into exit 2 with `harness: <message>`. Should a refusal be lost, the
+  // command would go on to listen, and on a free port it would serve until the file timed out: the
+  // port is taken, so it fails at once with the bind refusal instead of the one expected here.
+  const saved = { ...process.env };
+  t.teardown(() => {
+    for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+    Object.assign(process.env, saved);
+  });
+  Object.assign(process.env, GOOD, {
+    HARNESS_HUMAN_APPROVAL_TOKEN: 'h'.repeat(40),
+    HARNESS_UI_PORT: await takenPort(t),
+  });
   const program = new Command('harness').exitOverride();
   registerUi(program);
   await t.rejects(program.parseAsync(['ui'], { from: 'user' }), {
@@ -110,10 +127,7 @@ t.test('`harness ui` refuses before listening, with one line naming the variable
 });
 
 t.test('`harness ui` on a port already in use: exit 2, one line naming HARNESS_UI_PORT', async (t) => {
-  const taken = createServer();
-  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => taken.close(() => resolve())));
-  const port = String((taken.address() as AddressInfo).port);
+  const port = await takenPort(t);
   const child = spawn(process.execPath, [CLI, 'ui'], {
     env: { PATH: process.env['PATH'] ?? '', ...GOOD, HARNESS_UI_PORT: port },
     stdio: ['ignore', 'pipe', 'pipe'],
