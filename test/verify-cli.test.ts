@@ -194,6 +194,11 @@ t.test('a recovery mutex left behind is reported, read without following a link,
     `harness verify: ${dir} holds a stale or active recovery mutex (pid 4242 since 2026-01-02T03:04:05.000Z): bridge startup refuses it until an operator who has confirmed that no startup is active deletes recovery.mutex\n`,
   );
   t.same(await tree(dir), before, 'the mutex is not removed, nothing is written');
+  // What the mutex says is the data directory's text: shown escaped, never raw to the terminal.
+  await writeFile(mutex, JSON.stringify({ pid: 1, host: 'h', startedAt: '\u001b[31mRED \u202eevil' }));
+  const hostile = (await verify(env)).stderr;
+  t.notMatch(hostile, /[\u001b\u202e]/, 'no raw control or bidi character');
+  t.match(hostile, /since \\u\{1b\}\[31mRED \\u\{202e\}evil\)/);
   await rm(mutex);
   await symlink(join(dir, 'commit.log'), mutex);
   t.match((await verify(env)).stderr, /holds a malformed recovery mutex: bridge startup refuses it/);

@@ -197,7 +197,7 @@ export function registerVerify(program: Command): void {
       const mutex = await mutexLeftBehind(dataDir);
       if (mutex !== null)
         process.stderr.write(
-          `harness verify: ${terminalText(dataDir)} holds ${mutex}: bridge startup refuses it until an operator who has confirmed that no startup is active deletes ${MUTEX_FILE}\n`,
+          `harness verify: ${terminalText(dataDir)} holds ${terminalText(mutex)}: bridge startup refuses it until an operator who has confirmed that no startup is active deletes ${MUTEX_FILE}\n`,
         );
       if (checks.length === 0) process.stderr.write(`harness verify: no runs in ${terminalText(dataDir)}\n`);
       // Artifact roots and paths (and the problems naming them) are agent-chosen strings.
