@@ -9,6 +9,7 @@ t.test('terminalText', async (t) => {
   t.equal(terminalText('line\nbreak\r'), 'line\\u{a}break\\u{d}');
   t.equal(terminalText('\u007f\u0085\u009b'), '\\u{7f}\\u{85}\\u{9b}');
   t.equal(terminalText('abc\u202edcba\u2066x\u2069'), 'abc\\u{202e}dcba\\u{2066}x\\u{2069}');
+  t.equal(terminalText('\u061c\u200e\u200f'), '\\u{61c}\\u{200e}\\u{200f}', 'the bidi marks too');
 });
 
 t.test('describeFailure escapes the message and every problem', async (t) => {
