@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -114,11 +114,21 @@ async function devSetup(dir: string): Promise<DevSetup> {
   return { dir, envFile, created: existing === null, env, files };
 }
 
+const STORE_PATH = 'controls/review-trust.v1.json';
+
 async function createDevEnv(dir: string, envFile: string): Promise<Record<string, string>> {
   const repo = join(dir, 'repo');
+  const dataDir = join(dir, 'runs');
+  // Without dev.env, new credentials are made. Runs sealed with the lost integrity key would all be
+  // quarantined by the bridge, and a trust store someone enrolled a reviewer in would be emptied:
+  // neither is rewritten here. Only an init that stopped before writing dev.env is completed.
+  const runs = await readdir(dataDir).catch(() => []);
+  if (runs.length > 0)
+    throw new UsageError(
+      `${envFile} is missing but ${dataDir} holds runs sealed with its integrity key: restore dev.env, or move ${dataDir} away to start anew`,
+    );
   await mkdir(join(repo, 'controls'), { recursive: true, mode: 0o700 });
   const store = `${JSON.stringify({ schema: 'harness.review-trust.v1', description: 'development trust store: no reviewer enrolled yet', keys: [] }, null, 2)}\n`;
-  await writeFile(join(repo, 'controls', 'review-trust.v1.json'), store);
   // Each git step must exit 0, or an exit code it lists as an answer (a failure is one line, exit 2).
   const git = async (args: string[], answers: number[] = []) => {
     const r = await execa(
@@ -141,7 +151,18 @@ async function createDevEnv(dir: string, envFile: string): Promise<Record<string
     return r.exitCode;
   };
   await git(['init', '-q']);
-  await git(['add', 'controls/review-trust.v1.json']);
+  const working = await readFile(join(repo, STORE_PATH), 'utf8').catch(() => null);
+  const committed = await execa('git', ['show', `HEAD:${STORE_PATH}`], {
+    cwd: repo,
+    reject: false,
+    stripFinalNewline: false,
+  });
+  if ((working !== null && working !== store) || (committed.exitCode === 0 && committed.stdout !== store))
+    throw new UsageError(
+      `${envFile} is missing but ${join(repo, STORE_PATH)} is not the empty development store: restore dev.env, or move ${repo} away to start anew`,
+    );
+  await writeFile(join(repo, STORE_PATH), store);
+  await git(['add', STORE_PATH]);
   // A repository left by an earlier, interrupted init may already hold this very store: committed
   // again it would be "nothing to commit". Exit 1 of `diff --cached --quiet` means staged changes.
   const staged = (await git(['diff', '--cached', '--quiet'], [1])) === 1;

@@ -167,16 +167,25 @@ t.test('a development directory that cannot be made is an environment error: exi
   // A file where the directory should be: mkdir under it fails with ENOTDIR.
   await writeFile(join(dir, '..', 'afile'), 'x');
   const under = join(dir, '..', 'afile', 'dev');
-  await t.rejects(ensureDevSetup(under), UsageError);
-  const r = await execa(process.execPath, [CLI, 'init', '--dir', under], {
+  await initRefused(
+    t,
+    under,
+    new RegExp(`^harness: cannot set up the development directory ${under}: ENOTDIR`),
+  );
+});
+
+/** Both ways in, `ensureDevSetup` and `harness init`, refuse: exit 2 and one line matching `message`. */
+async function initRefused(t: Test, dir: string, message: RegExp): Promise<void> {
+  await t.rejects(ensureDevSetup(dir), UsageError);
+  const r = await execa(process.execPath, [CLI, 'init', '--dir', dir], {
     extendEnv: false,
     env: { PATH: process.env['PATH'] ?? '' },
     reject: false,
   });
   t.equal(r.exitCode, 2);
-  t.match(r.stderr, new RegExp(`^harness: cannot set up the development directory ${under}: ENOTDIR`));
+  t.match(r.stderr, message);
   t.equal(r.stderr.trimEnd().split('\n').length, 1, 'one line');
-});
+}
 
 t.test('an init interrupted after its commit (no dev.env yet) is completed by the next one', async (t) => {
   const dir = await devDir(t);
@@ -189,4 +198,63 @@ t.test('an init interrupted after its commit (no dev.env yet) is completed by th
   t.equal(again.env['HARNESS_REVIEW_TRUST_SHA256'], pin, 'the pin of the store already committed');
   const log = await execa('git', ['log', '--oneline'], { cwd: join(dir, 'repo') });
   t.equal(log.stdout.trim().split('\n').length, 1, 'no second commit');
+});
+
+/** What a refused init must leave alone: every file under the dev directory and the store's history. */
+async function devTree(dir: string): Promise<Record<string, string>> {
+  const files: Record<string, string> = {};
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    const path = join(entry.parentPath, entry.name);
+    if (entry.isFile() && !path.includes(`${join(dir, 'repo', '.git')}/`))
+      files[path] = (await readFile(path)).toString('base64');
+  }
+  const log = await execa('git', ['log', '--format=%H'], { cwd: join(dir, 'repo') });
+  files['git log'] = log.stdout;
+  return files;
+}
+
+async function refusedInit(t: Test, dir: string, message: RegExp): Promise<void> {
+  const before = await devTree(dir);
+  await initRefused(t, dir, message);
+  t.same(await devTree(dir), before, 'nothing written, nothing committed');
+}
+
+t.test('without dev.env, init never makes new credentials over runs sealed with the lost key', async (t) => {
+  const dir = await devDir(t);
+  await ensureDevSetup(dir);
+  await mkdir(join(dir, 'runs', 'run-1'), { recursive: true });
+  await writeFile(join(dir, 'runs', 'run-1', 'events.jsonl'), '{}\n');
+  await rm(join(dir, 'dev.env'));
+  await refusedInit(
+    t,
+    dir,
+    new RegExp(
+      `^harness: ${join(dir, 'dev.env')} is missing but ${join(dir, 'runs')} holds runs sealed with its integrity key`,
+    ),
+  );
+});
+
+t.test('without dev.env, init never empties a trust store a reviewer was enrolled in', async (t) => {
+  const enrolled = `${JSON.stringify({ schema: 'harness.review-trust.v1', keys: [{ keyId: 'k1' }] })}\n`;
+  const store = (dir: string) => join(dir, 'repo', 'controls', 'review-trust.v1.json');
+  const message = (dir: string) =>
+    new RegExp(
+      `^harness: ${join(dir, 'dev.env')} is missing but ${store(dir)} is not the empty development store`,
+    );
+
+  const edited = await devDir(t);
+  await ensureDevSetup(edited);
+  await writeFile(store(edited), enrolled);
+  await rm(join(edited, 'dev.env'));
+  await refusedInit(t, edited, message(edited));
+
+  const committed = await devDir(t);
+  await ensureDevSetup(committed);
+  await writeFile(store(committed), enrolled);
+  await execa('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qam', 'enrol k1'], {
+    cwd: join(committed, 'repo'),
+  });
+  await rm(store(committed));
+  await rm(join(committed, 'dev.env'));
+  await refusedInit(t, committed, message(committed));
 });
