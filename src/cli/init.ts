@@ -95,10 +95,13 @@ async function devSetup(dir: string): Promise<DevSetup> {
   const files: DevFile[] = [{ path: envFile, created: existing === null, role: BRIDGE_ROLE }];
   for (const { name, keys, role } of ROLE_FILES) {
     const path = join(dir, name);
-    const present = await lstat(path).then(
-      () => true,
-      () => false,
-    );
+    // New credentials make any role file already there stale: it holds the lost dev.env's tokens.
+    const present =
+      existing !== null &&
+      (await lstat(path).then(
+        () => true,
+        () => false,
+      ));
     if (!present) {
       const picked: Record<string, string> = {};
       for (const key of keys) {

@@ -258,3 +258,19 @@ t.test('without dev.env, init never empties a trust store a reviewer was enrolle
   await rm(join(committed, 'dev.env'));
   await refusedInit(t, committed, message(committed));
 });
+
+t.test('new credentials replace role files that hold the lost dev.env tokens', async (t) => {
+  const dir = await devDir(t);
+  const first = await ensureDevSetup(dir);
+  await rm(join(dir, 'dev.env'));
+  const again = await ensureDevSetup(dir);
+  t.equal(again.created, true);
+  t.not(again.env[ACCESS], first.env[ACCESS], 'a new access token');
+  t.same(
+    again.files.map((f) => f.created),
+    [true, true, true],
+    'every file written anew',
+  );
+  t.same(await read(dir, 'agent.env'), { [ACCESS]: again.env[ACCESS] });
+  t.same(await read(dir, 'approve.env'), { [ACCESS]: again.env[ACCESS], [HUMAN]: again.env[HUMAN] });
+});
