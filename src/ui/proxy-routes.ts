@@ -80,7 +80,9 @@ export function registerProxyRoutes(parent: FastifyInstance, options: ProxyOptio
     for (const [name, value] of Object.entries(query))
       if (value !== undefined) url.searchParams.set(name, value);
     const closed = new AbortController();
-    reply.raw.once('close', () => closed.abort());
+    // A browser gone before the handler ran closed the response already: 'close' will not fire.
+    if (reply.raw.closed) closed.abort();
+    else reply.raw.once('close', () => closed.abort());
     try {
       const upstream = await fetchUpstream(url, { ...options, signal: closed.signal });
       const ok = upstream.status >= 200 && upstream.status < 300;

@@ -36,7 +36,11 @@ export interface UiResponse {
 }
 
 /** Starts the real UI server on 127.0.0.1:0 in front of `bridgeUrl`; close it with `app.close()`. */
-export async function startUi(bridgeUrl: URL, overrides: Partial<UiServerOptions> = {}): Promise<RunningUi> {
+export async function startUi(
+  bridgeUrl: URL,
+  overrides: Partial<UiServerOptions> = {},
+  beforeListen: (app: FastifyInstance) => void = () => {},
+): Promise<RunningUi> {
   const app = await buildUiServer({
     host: '127.0.0.1',
     bridgeUrl,
@@ -45,6 +49,7 @@ export async function startUi(bridgeUrl: URL, overrides: Partial<UiServerOptions
     webRoot: '/nonexistent-web-root',
     ...overrides,
   });
+  beforeListen(app);
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as AddressInfo;
   const host = `127.0.0.1:${port}`;

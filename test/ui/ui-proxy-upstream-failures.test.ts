@@ -155,6 +155,37 @@ t.test('a browser that goes away aborts the upstream call before the deadline', 
   t.ok(at !== null && at - gone < 3000, 'the upstream request closed long before the 10 s deadline');
 });
 
+t.test('a browser gone before the handler runs starts no upstream call', async (t) => {
+  let handled: () => void = () => {};
+  const ran = new Promise<void>((resolve) => {
+    handled = resolve;
+  });
+  const upstream = await startRecordingUpstream(() => {});
+  // Holds each request before its handler until the browser's connection has closed.
+  const ui = await startUi(upstream.url, { timeoutMs: 10_000 }, (app) => {
+    app.addHook('onRequest', (req, _reply, done) => {
+      if (req.raw.socket.destroyed) done();
+      else req.raw.socket.once('close', () => done());
+    });
+    app.addHook('onSend', (_req, _reply, payload, done) => {
+      handled();
+      done(null, payload);
+    });
+  });
+  t.teardown(async () => {
+    await ui.app.close();
+    await upstream.close();
+  });
+  const browser = connect(Number(new URL(ui.origin).port), '127.0.0.1');
+  browser.on('error', () => {});
+  browser.write(`GET /api/bridge/runs HTTP/1.1\r\nhost: ${ui.host}\r\n\r\n`);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  browser.destroy();
+  await ran;
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  t.equal(upstream.received.length, 0, 'the bridge was never called');
+});
+
 t.test('a non-JSON upstream body is a 502, never relayed as HTML', async (t) => {
   const { ui } = await scenario(t, (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html' });
