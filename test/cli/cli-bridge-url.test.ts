@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
-import t from 'tap';
+import t, { type Test } from 'tap';
+import { execa } from '#execa';
 import { bridgeUrl, UsageError } from '../../src/cli/env.js';
 import { bridgeRequest } from '../../src/cli/http.js';
 import { CLI } from '../helpers/paths.js';
@@ -28,6 +29,7 @@ t.test('bridgeUrl accepts loopback http:// URLs only', async (t) => {
     // (fetch refuses credentials in a URL and would echo them; a path would be dropped).
     'http://user:pw@127.0.0.1:8787',
     'http://user@127.0.0.1:8787',
+    'http://:pw@127.0.0.1:8787',
     'http://127.0.0.1:8787/prefix/',
     'http://127.0.0.1:8787/?x=1',
     'http://127.0.0.1:8787/#x',
@@ -36,8 +38,11 @@ t.test('bridgeUrl accepts loopback http:// URLs only', async (t) => {
   }
 });
 
-t.test('harness emit refuses a remote bridge URL with exit 2 and sends nothing', async (t) => {
-  // A server on this machine stands for the remote host: it must never see a request.
+/**
+ * A server on this machine standing for a remote host, which must never see a request: the URL
+ * names it by 0.0.0.0, which reaches this machine's server but is not a loopback address.
+ */
+async function remoteStandIn(t: Test): Promise<{ url: string; requests: () => number }> {
   let requests = 0;
   const server = createServer((_req, res) => {
     requests++;
@@ -46,11 +51,15 @@ t.test('harness emit refuses a remote bridge URL with exit 2 and sends nothing',
   await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const port = (server.address() as { port: number }).port;
+  return { url: `http://0.0.0.0:${port}`, requests: () => requests };
+}
+
+t.test('harness emit refuses a remote bridge URL with exit 2 and sends nothing', async (t) => {
+  const remote = await remoteStandIn(t);
   const env = {
     PATH: process.env['PATH'] ?? '',
     HOME: t.testdirName,
-    // 0.0.0.0 reaches this machine's server but is not a loopback address.
-    HARNESS_BRIDGE_URL: `http://0.0.0.0:${port}`,
+    HARNESS_BRIDGE_URL: remote.url,
     HARNESS_BRIDGE_ACCESS_TOKEN: 'a'.repeat(43),
   };
   const r = await new Promise<{ code: number; stderr: string }>((resolve) => {
@@ -63,7 +72,35 @@ t.test('harness emit refuses a remote bridge URL with exit 2 and sends nothing',
   });
   t.equal(r.code, 2, r.stderr);
   t.match(r.stderr, /HARNESS_BRIDGE_URL must be an http:\/\/ loopback URL/);
-  t.equal(requests, 0, 'no request, so no token, left for that host');
+  t.equal(remote.requests(), 0, 'no request, so no token, left for that host');
+});
+
+t.test('harness mcp refuses a remote bridge URL before it serves: exit 2, nothing answered', async (t) => {
+  // The tool server makes its requests only when a tool is called, so the URL is checked at start:
+  // an agent's client would otherwise get a working server that sends the token off the machine.
+  const remote = await remoteStandIn(t);
+  const initialize = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+  };
+  const r = await execa(process.execPath, [CLI, 'mcp'], {
+    extendEnv: false,
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      HOME: t.testdirName,
+      HARNESS_BRIDGE_URL: remote.url,
+      HARNESS_BRIDGE_ACCESS_TOKEN: 'a'.repeat(43),
+    },
+    input: `${JSON.stringify(initialize)}\n`,
+    reject: false,
+    timeout: 20_000,
+  });
+  t.equal(r.exitCode, 2, r.stderr);
+  t.equal(r.stderr, 'harness: HARNESS_BRIDGE_URL must be an http:// loopback URL', 'one line naming it');
+  t.equal(r.stdout, '', 'nothing on the protocol channel: the initialize request got no answer');
+  t.equal(remote.requests(), 0, 'no request, so no token, left for that host');
 });
 
 t.test('a bridge nobody listens for: one line saying how to start it or where to point', async (t) => {
