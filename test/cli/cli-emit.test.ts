@@ -75,47 +75,67 @@ t.test('harness emit', async (t) => {
     t.ok((await b.journal('em')).equals(before), 'journal bytes unchanged');
   });
 
-  t.test('a grant needs the human token from the environment', async (t) => {
-    const req = await emit([
-      'em',
-      'approval.requested',
-      'redzone',
-      'deploy?',
-      '--status',
-      'needs_approval',
-      '--approval-owner',
-      'ops',
-      '--approval-scope',
-      'deploy',
-    ]);
-    t.equal(req.code, 0, req.stderr);
-    const grant = [
-      'em',
-      'approval.granted',
-      'redzone',
-      'ok',
-      '--actor',
-      'human',
-      '--approval-owner',
-      'ops',
-      '--approval-scope',
-      'deploy',
-    ];
-    const before = await count('em');
-    const refused = await emit(grant);
-    t.equal(refused.code, 2, 'without HARNESS_HUMAN_APPROVAL_TOKEN: usage error');
-    t.match(
-      refused.stderr,
-      /approval\.granted is a human's decision: run `harness approve` in the approval shell/,
-    );
-    t.equal(await count('em'), before);
-    const ok = await emit(grant, {
-      ...base,
-      HARNESS_HUMAN_APPROVAL_TOKEN: b.t.env['HARNESS_HUMAN_APPROVAL_TOKEN']!,
+  // A grant and a denial alike are a human's decision; a denial fails its node, so it carries the
+  // failed state's fields. [run, type, extra arguments, the approval's and its node's state after]
+  const decisions: [string, string, string[], string, string][] = [
+    ['em', 'approval.granted', [], 'granted', 'active'],
+    [
+      'emdeny',
+      'approval.denied',
+      ['--status', 'blocked', '--failure-reason', 'window closed', '--recovery-path', 'retry Monday'],
+      'denied',
+      'failed',
+    ],
+  ];
+  for (const [runId, type, extra, approvalState, nodeState] of decisions) {
+    t.test(`${type} needs the human token from the environment`, async (t) => {
+      const req = await emit([
+        runId,
+        'approval.requested',
+        'redzone',
+        'deploy?',
+        '--status',
+        'needs_approval',
+        '--approval-owner',
+        'ops',
+        '--approval-scope',
+        'deploy',
+      ]);
+      t.equal(req.code, 0, req.stderr);
+      const decision = [
+        runId,
+        type,
+        'redzone',
+        'decided',
+        '--actor',
+        'human',
+        '--approval-owner',
+        'ops',
+        '--approval-scope',
+        'deploy',
+        ...extra,
+      ];
+      const before = await count(runId);
+      const journal = await b.journal(runId);
+      const refused = await emit(decision);
+      t.equal(refused.code, 2, 'without HARNESS_HUMAN_APPROVAL_TOKEN: usage error');
+      t.equal(
+        refused.stderr,
+        `harness: ${type} is a human's decision: run \`harness approve\` in the approval shell (HARNESS_HUMAN_APPROVAL_TOKEN is not set here)\n`,
+      );
+      t.equal(await count(runId), before);
+      t.ok((await b.journal(runId)).equals(journal), 'journal bytes unchanged');
+      const ok = await emit(decision, {
+        ...base,
+        HARNESS_HUMAN_APPROVAL_TOKEN: b.t.env['HARNESS_HUMAN_APPROVAL_TOKEN']!,
+      });
+      t.equal(ok.code, 0, ok.stderr);
+      t.equal(await count(runId), before + 1);
+      const run = (await b.req('GET', `/runs/${runId}`)).body['run'];
+      t.equal(run.approvals.find((a: { nodeId: string }) => a.nodeId === 'redzone')?.status, approvalState);
+      t.equal(run.nodes.find((n: { id: string }) => n.id === 'redzone')?.state, nodeState);
     });
-    t.equal(ok.code, 0, ok.stderr);
-    t.equal(await count('em'), before + 1);
-  });
+  }
 
   t.test('a refused event exits 1 with the error code', async (t) => {
     const before = await b.journal('em');
@@ -190,6 +210,12 @@ t.test('emit sends the human token only with a grant or deny, even when it is in
   );
   t.equal(g.code, 0, g.stderr);
   t.equal(upstream.received[1]?.headers['x-harness-human-token'], HUMAN, 'a grant carries it');
+  const d = await runCli(
+    ['emit', 'hx', 'approval.denied', 'redzone', 'no', '--actor', 'human', '--status', 'blocked'],
+    envFor(upstream.url),
+  );
+  t.equal(d.code, 0, d.stderr);
+  t.equal(upstream.received[2]?.headers['x-harness-human-token'], HUMAN, 'a denial carries it');
 });
 
 t.test('emit never follows a redirect: exit 1 and the target gets no request', async (t) => {
