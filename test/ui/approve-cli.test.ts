@@ -214,6 +214,37 @@ t.test('confirmation: a TTY answer decides; no TTY and no --yes is a usage error
   t.equal(posted.length, 1);
 });
 
+t.test('confirmation takes y or yes alone, in any case: any other answer sends nothing', async (t) => {
+  const { posted, env } = await bridge(t);
+  const ask = { ...grant, yes: false };
+  // Starting with y, or holding yes, is not saying yes.
+  for (const answer of ['yesterday', 'yeah', 'y es', 'ny', 'nyes', 'no', '']) {
+    const refused = io(env, { tty: true, answer });
+    t.equal(await approve(RUN, ask, refused.io), 1, JSON.stringify(answer));
+    t.match(refused.out.stderr, /not confirmed; nothing was sent/, JSON.stringify(answer));
+  }
+  t.equal(posted.length, 0, 'no answer but y or yes sent a decision');
+  for (const answer of ['y', 'Y', 'yes', 'YES', ' Yes ']) {
+    t.equal(await approve(RUN, ask, io(env, { tty: true, answer }).io), 0, JSON.stringify(answer));
+  }
+  t.equal(posted.length, 5, 'each y or yes sent one');
+});
+
+t.test('--node must be one of the node IDs: a usage error before any request', async (t) => {
+  const { upstream, posted, env } = await bridge(t);
+  // An empty --node would otherwise match every node: here, the pending redzone approval.
+  for (const node of ['', 'red-zone', 'Redzone', '../redzone']) {
+    await t.rejects(
+      approve(RUN, { ...grant, node }, io(env).io),
+      { constructor: UsageError, message: /^--node must be one of intake, / },
+      JSON.stringify(node),
+    );
+  }
+  t.equal(upstream.received.length, 0, 'no request was made');
+  t.equal(await approve(RUN, { ...grant, node: 'redzone' }, io(env).io), 0, 'a node ID is taken');
+  t.equal(posted.length, 1);
+});
+
 t.test('credentials come from the environment only; usage errors precede any request', async (t) => {
   const { upstream, env } = await bridge(t);
   await t.rejects(
