@@ -415,6 +415,11 @@ t.test('without the key, or with a wrong one, nothing is verified', async (t) =>
   t.equal(missing.code, 2);
   t.equal(missing.stdout, '');
   t.match(missing.stderr, /HARNESS_BRIDGE_INTEGRITY_KEY is not set/);
+  // A key shorter than the bridge accepts is refused before any run is read, as startup refuses it.
+  const short = await verify({ ...rest, HARNESS_BRIDGE_INTEGRITY_KEY: key.slice(0, 31) });
+  t.equal(short.code, 2, 'a 31-byte key: exit 2');
+  t.equal(short.stdout, '', 'no run was judged with it');
+  t.match(short.stderr, /^harness: HARNESS_BRIDGE_INTEGRITY_KEY must be at least 32 bytes$/m);
   const wrong = await verify({ ...rest, HARNESS_BRIDGE_INTEGRITY_KEY: `${key}x` });
   t.equal(wrong.code, 1, 'a key that authenticates nothing never passes');
   t.notOk(wrong.stdout.includes(key), 'the key is never printed');
