@@ -1,14 +1,19 @@
+import { execFile } from 'node:child_process';
 import * as crypto from 'node:crypto';
-import { mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import t from 'tap';
+import { WriteRefused, writeArtifactFile } from '../src/mcp/write-file.js';
 
 /**
  * The MCP artifact writer's last two defences, which a static tree cannot show: the temp file is
  * created fresh (O_CREAT|O_EXCL|O_NOFOLLOW), so a link planted at its name is never written
  * through; and the written file is re-read through the no-link reader and must hash to the bytes
  * written. The writer is loaded with a fixed temp name and with a reader that sees other bytes.
+ * Then the writer's own refusals, which the tool's reads before it cannot stand in for: a linked
+ * directory on the way, and a leaf that is not a regular file.
  */
 const base = await realpath(await mkdtemp(join(tmpdir(), 'harness-write-file-')));
 t.teardown(() => rm(base, { recursive: true, force: true }));
@@ -55,4 +60,52 @@ t.test('bytes that do not re-read as written are refused', async (t) => {
   const err = await writeArtifactFile(root, 'run/intake.json', Buffer.from('payload')).catch((e: Error) => e);
   t.type(err, WriteRefused);
   t.match((err as Error).message, /run\/intake\.json changed while it was written/);
+});
+
+/** The writer's refusal, or a failure if it wrote. */
+const refusalOf = (root: string, path: string) =>
+  writeArtifactFile(root, path, Buffer.from('payload')).then(
+    () => null,
+    (e: unknown) => e,
+  );
+
+t.test('a linked directory component is never followed, not even to create what lies below it', async (t) => {
+  const root = join(base, 'root-c');
+  const outside = join(base, 'outside-c');
+  await mkdir(root);
+  await mkdir(outside);
+  await symlink(outside, join(root, 'rca'));
+  for (const path of ['rca/x.json', 'rca/deep/x.json']) {
+    const err = await refusalOf(root, path);
+    t.type(err, WriteRefused, path);
+    t.same((err as WriteRefused | null)?.problems, ['rca is a symbolic link or not a directory'], path);
+  }
+  // Followed, the link would have been walked into: the missing `deep` created outside the root.
+  t.same(await readdir(outside), [], 'nothing was created or written through the link');
+  t.ok((await lstat(join(root, 'rca'))).isSymbolicLink());
+});
+
+t.test('an existing leaf that is not a regular file is refused and left as it is', async (t) => {
+  const root = join(base, 'root-d');
+  const outside = join(base, 'outside-d');
+  await mkdir(join(root, 'run'), { recursive: true });
+  await mkdir(outside);
+  await writeFile(join(outside, 'victim'), 'untouched');
+  await symlink(join(outside, 'victim'), join(root, 'run', 'link.json'));
+  await mkdir(join(root, 'run', 'dir.json'));
+  await promisify(execFile)('mkfifo', [join(root, 'run', 'fifo.json')]);
+  const cases: [string, string, (s: Awaited<ReturnType<typeof lstat>>) => boolean][] = [
+    ['run/link.json', 'a symbolic link', (s) => s.isSymbolicLink()],
+    ['run/dir.json', 'not a regular file', (s) => s.isDirectory()],
+    ['run/fifo.json', 'not a regular file', (s) => s.isFIFO()],
+  ];
+  for (const [path, what, still] of cases) {
+    const err = await refusalOf(root, path);
+    t.type(err, WriteRefused, path);
+    t.same((err as WriteRefused | null)?.problems, [`${path} exists and is ${what}`]);
+    t.ok(still(await lstat(join(root, path))), `${path} was not replaced`);
+  }
+  t.equal(await readFile(join(outside, 'victim'), 'utf8'), 'untouched', 'the link target was not written');
+  t.same((await readdir(join(root, 'run'))).sort(), ['dir.json', 'fifo.json', 'link.json'], 'no temp file');
+  t.same(await readdir(join(root, 'run', 'dir.json')), []);
 });
