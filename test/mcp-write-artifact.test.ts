@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { link, lstat, mkdir, readdir, readFile, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
+import { PATH_FIELD_MAX } from '../src/contract/index.js';
 import { cleanup, startTestBridge } from './helpers/bridge.js';
-import { connectMcp } from './helpers/mcp.js';
+import { complete, driveToReady } from './helpers/complete-run.js';
+import { connectMcp, live } from './helpers/mcp.js';
 
 const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
@@ -303,5 +305,159 @@ t.test('an argument carrying the access token is refused before anything is writ
     t.notOk(JSON.stringify(r.body).includes(token), 'the token is not echoed');
   }
   t.same(await entries(), listed, 'nothing was written under the root');
+  t.ok(before.equals(await bridge.journal('run-w')), 'journal bytes unchanged');
+});
+
+t.test('a completed or quarantined run is never written, not even a supporting file', async (t) => {
+  const bridge = await startTestBridge();
+  t.teardown(() => cleanup(bridge));
+  const mcp = await connectMcp(t, bridge);
+  const root = bridge.t.artifactRoot;
+  await driveToReady(bridge, 'run-done');
+  t.equal((await complete(bridge, 'run-done')).status, 201);
+  const final = join(root, 'handoff/final.md');
+  const identity = async () => {
+    const st = await stat(final);
+    return { ino: st.ino, mtimeMs: st.mtimeMs };
+  };
+  const before = { bytes: await readFile(final), identity: await identity() };
+  const journal = await bridge.journal('run-done');
+  const call = (args: Record<string, unknown>) =>
+    mcp.call('harness.write_artifact', { runId: 'run-done', artifactRoot: root, content: 'late', ...args });
+
+  // The bridge would refuse the artifact.written too, but only after the file was replaced.
+  const claimed = await call({ nodeId: 'handoff', path: 'handoff/final.md' });
+  t.equal(claimed.body['error'], 'run_closed');
+  t.equal(claimed.body['httpStatus'], undefined, 'refused by the tool server, before any event');
+  t.ok((await readFile(final)).equals(before.bytes));
+  // A put-back is a new file: its inode number may be the freed one again, its mtime is later.
+  t.same(await identity(), before.identity, 'the file was never replaced, not even put back');
+  const supporting = await call({ nodeId: 'implement', path: 'rca/late.json', emit: false });
+  t.equal(supporting.body['error'], 'run_closed', 'no event would stop this one: the tool must');
+  await t.rejects(lstat(join(root, 'rca/late.json')), 'nothing was written');
+  t.ok((await bridge.journal('run-done')).equals(journal), 'nothing was appended');
+  t.equal((await bridge.req('GET', '/runs/run-done')).body['run'].status, 'completed', 'no drift');
+
+  // Byte drift after completion quarantines the run (CONTRACT 6): it is not written either.
+  await writeFile(final, 'edited after completion\n');
+  t.equal((await bridge.req('GET', '/runs/run-done')).body['run'].status, 'quarantined');
+  for (const args of [
+    { nodeId: 'handoff', path: 'handoff/final.md' },
+    { nodeId: 'implement', path: 'rca/late.json', emit: false },
+  ]) {
+    const r = await call(args);
+    t.equal(r.isError, true, args.path);
+    t.equal(r.body['error'], 'run_quarantined', args.path);
+  }
+  t.equal(await readFile(final, 'utf8'), 'edited after completion\n');
+  await t.rejects(lstat(join(root, 'rca/late.json')), 'nothing was written');
+  t.ok((await bridge.journal('run-done')).equals(journal), 'nothing was appended');
+});
+
+t.test('bytes in place that cannot be kept for a put-back are not overwritten', async (t) => {
+  const { bridge, mcp, root } = await setup(t);
+  await mkdir(join(root, 'run'));
+  // Larger than a write may be: were it overwritten and the event refused, it could not go back.
+  const big = join(root, 'run/intake.json');
+  await writeFile(big, '');
+  await truncate(big, 8 * 1024 * 1024 + 1);
+  // A file with a second name is refused by the no-link reader: its bytes cannot be kept either.
+  await mkdir(join(root, 'graph'));
+  await writeFile(join(root, 'graph/graph.json'), 'linked');
+  await link(join(root, 'graph/graph.json'), join(root, 'graph/other-name.json'));
+  const before = await bridge.journal('run-w');
+  const cases: [string, string, string][] = [
+    ['intake', 'run/intake.json', 'run/intake.json is larger than 8388608 bytes'],
+    ['code-intelligence', 'graph/graph.json', 'graph/graph.json is a hard link (2 names)'],
+  ];
+  for (const [nodeId, path, problem] of cases) {
+    const r = await mcp.call('harness.write_artifact', { runId: 'run-w', nodeId, path, content: 'new' });
+    t.equal(r.body['error'], 'artifact_write_refused', path);
+    t.same(r.body['problems'], [problem], path);
+  }
+  t.equal((await stat(big)).size, 8 * 1024 * 1024 + 1, 'the large file is untouched');
+  t.equal(await readFile(join(root, 'graph/graph.json'), 'utf8'), 'linked');
+  t.equal((await stat(join(root, 'graph/graph.json'))).nlink, 2, 'still the same file under two names');
+  t.same((await readdir(join(root, 'run'))).sort(), ['intake.json'], 'no temp file');
+  t.ok(before.equals(await bridge.journal('run-w')), 'journal bytes unchanged');
+});
+
+t.test('a refused event puts back the bytes it replaced; a file that was absent stays', async (t) => {
+  const { bridge, mcp, root } = await setup(t);
+  const refusedFor = (path: string, nodeId: string, content: string) =>
+    // replay mode on a live run: the bridge refuses the artifact.written after the write.
+    mcp.call('harness.write_artifact', {
+      runId: 'run-w',
+      nodeId,
+      path,
+      content,
+      runMode: 'replay',
+      eventSource: 'database',
+    });
+  const entered = { runId: 'run-w', type: 'node.entered', nodeId: 'intake', ...live };
+  t.equal((await mcp.call('harness.emit_event', entered)).isError, false, 'the run is live');
+  await mkdir(join(root, 'run'));
+  await writeFile(join(root, 'run/intake.json'), 'in place');
+  const before = await bridge.journal('run-w');
+  const replaced = await refusedFor('run/intake.json', 'intake', 'new bytes');
+  t.equal(replaced.body['error'], 'event_state_violation');
+  t.equal(await readFile(join(root, 'run/intake.json'), 'utf8'), 'in place', 'the old bytes are back');
+  const absent = await refusedFor('run/route.json', 'route', 'first bytes');
+  t.equal(absent.body['error'], 'event_state_violation');
+  t.equal(
+    await readFile(join(root, 'run/route.json'), 'utf8'),
+    'first bytes',
+    'nothing to put back: the new file stays, unclaimed',
+  );
+  t.same((await readdir(join(root, 'run'))).sort(), ['intake.json', 'route.json'], 'no temp file');
+  t.ok(before.equals(await bridge.journal('run-w')), 'journal bytes unchanged');
+  const view = (await bridge.req('GET', '/runs/run-w')).body['run'];
+  t.same(view.artifacts, [], 'nothing was claimed');
+});
+
+/** write_artifact of a supporting file (no event) under run-w. */
+const writeSupporting = (mcp: Awaited<ReturnType<typeof setup>>['mcp'], args: Record<string, unknown>) =>
+  mcp.call('harness.write_artifact', { runId: 'run-w', nodeId: 'implement', emit: false, ...args });
+
+/** The problems of a refusal by the input schema name `field`. */
+const namesField = (r: { body: Record<string, any> }, field: string) =>
+  (r.body['problems'] ?? []).some((p: string) => p.startsWith(`/${field} `));
+
+t.test('contentBase64 that is not plain base64 is refused by the input schema', async (t) => {
+  const { bridge, mcp, root } = await setup(t);
+  const before = await bridge.journal('run-w');
+  // Node's decoder takes every one of these (it skips what it does not know, and reads base64url).
+  for (const contentBase64 of ['not base64!', 'eA==eA==', 'ab-_', 'eA===', 'eA==\n']) {
+    const r = await writeSupporting(mcp, { path: 'rca/b64.bin', contentBase64 });
+    t.equal(r.body['error'], 'invalid_tool_input', JSON.stringify(contentBase64));
+    t.ok(namesField(r, 'contentBase64'), 'the problem names the field');
+  }
+  await t.rejects(lstat(join(root, 'rca')), 'nothing was written');
+  const plain = await writeSupporting(mcp, { path: 'rca/b64.bin', contentBase64: 'eA==' });
+  t.equal(plain.isError, false, 'plain base64 is written');
+  t.equal(await readFile(join(root, 'rca/b64.bin'), 'utf8'), 'x');
+  t.ok(before.equals(await bridge.journal('run-w')), 'journal bytes unchanged');
+});
+
+t.test('a path one over PATH_FIELD_MAX is refused by the input schema; one at it is written', async (t) => {
+  const { bridge, mcp, root } = await setup(t);
+  const before = await bridge.journal('run-w');
+  // Segments of at most 200 characters: the file system's own name limit is not what is tested.
+  const pathOf = (length: number) => {
+    const segments: string[] = [];
+    for (let left = length; left > 0; left -= 201) segments.push('p'.repeat(Math.min(200, left)));
+    return segments.join('/');
+  };
+  const over = pathOf(PATH_FIELD_MAX + 1);
+  t.equal(over.length, PATH_FIELD_MAX + 1);
+  const long = await writeSupporting(mcp, { path: over, content: 'x' });
+  t.equal(long.body['error'], 'invalid_tool_input');
+  t.ok(namesField(long, 'path'), 'the problem names the field');
+  await t.rejects(lstat(join(root, 'p'.repeat(200))), 'nothing was written');
+  const atMax = pathOf(PATH_FIELD_MAX);
+  t.equal(atMax.length, PATH_FIELD_MAX);
+  const fits = await writeSupporting(mcp, { path: atMax, content: 'x' });
+  t.equal(fits.isError, false, fits.isError ? JSON.stringify(fits.body).slice(0, 300) : 'accepted');
+  t.equal(await readFile(join(root, atMax), 'utf8'), 'x', 'a path at the ceiling is written');
   t.ok(before.equals(await bridge.journal('run-w')), 'journal bytes unchanged');
 });
