@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { cleanup, ev, startTestBridge } from '../helpers/bridge.js';
+import { complete, driveToReady } from '../helpers/complete-run.js';
 import { connectMcp } from '../helpers/mcp.js';
 import { eventTypes } from '../helpers/mcp-workflow.js';
 
@@ -106,4 +107,24 @@ t.test('a missing run and an unknown root are tool errors with codes', async (t)
   });
   t.equal(named.isError, false);
   t.equal(named.body['ready'], false);
+});
+
+t.test('a quarantined run is a run_quarantined error carrying its reasons', async (t) => {
+  const bridge = await startTestBridge();
+  t.teardown(() => cleanup(bridge));
+  const mcp = await connectMcp(t, bridge);
+  await driveToReady(bridge, 'run-q');
+  t.equal((await complete(bridge, 'run-q')).status, 201);
+  // Byte drift after completion quarantines the run on its next read (CONTRACT 6).
+  await writeFile(join(bridge.t.artifactRoot, 'handoff/final.md'), 'edited after completion\n');
+  const view = (await bridge.req('GET', '/runs/run-q')).body['run'];
+  t.equal(view.status, 'quarantined');
+  const before = await bridge.journal('run-q');
+  for (const args of [{}, { artifactRoot: bridge.t.artifactRoot }]) {
+    const r = await mcp.call('harness.finish_line_check', { runId: 'run-q', ...args });
+    t.equal(r.isError, true, JSON.stringify(r.body));
+    t.equal(r.body['error'], 'run_quarantined');
+    t.same(r.body['problems'], view.quarantine.reasons, 'the quarantine reasons are the problems');
+  }
+  t.ok(before.equals(await bridge.journal('run-q')), 'journal bytes unchanged');
 });
