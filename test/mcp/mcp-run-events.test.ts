@@ -1,3 +1,5 @@
+import { lstat } from 'node:fs/promises';
+import { join } from 'node:path';
 import t from 'tap';
 import { cleanup, startTestBridge } from '../helpers/bridge.js';
 import { storedRun } from '../helpers/expect.js';
@@ -148,4 +150,52 @@ t.test('harness.request_approval pauses the node; a duplicate request is refused
   });
   t.equal(blank.body['error'], 'event_contract_violation', 'a blank owner is refused by the bridge');
   t.same(await bridge.journal('run-ask'), before, 'nothing stored');
+});
+
+t.test('a root named on a refused start_run or emit_event is not remembered', async (t) => {
+  const bridge = await startTestBridge();
+  t.teardown(() => cleanup(bridge));
+  const mcp = await connectMcp(t, bridge);
+  const root = bridge.t.artifactRoot;
+  const runId = 'run-roots';
+  // Another client created the run and sealed its root; this session has not seen it.
+  t.equal((await bridge.req('POST', '/runs', { id: runId, title: 'a', artifactRoot: root })).status, 201);
+  const supporting = { runId, nodeId: 'implement', path: 'rca/notes.json', content: '{}', emit: false };
+  const unknownRoot = async (after: string) => {
+    const r = await mcp.call('harness.write_artifact', supporting);
+    t.equal(r.body['error'], 'artifact_root_unknown', `after ${after}, the session knows no root`);
+    await t.rejects(lstat(join(root, 'rca/notes.json')), `after ${after}, nothing was written`);
+  };
+  await unknownRoot('nothing');
+  const stored = await storedRun(bridge, runId);
+
+  const start = await mcp.call('harness.start_run', { runId, title: 'b', artifactRoot: root });
+  t.equal(start.body['error'], 'run_already_exists');
+  await unknownRoot('a refused start_run');
+
+  const emit = await mcp.call('harness.emit_event', {
+    runId,
+    type: 'node.failed',
+    nodeId: 'intake',
+    ...live,
+    status: 'failed',
+    artifactRoot: root,
+  });
+  t.equal(emit.body['error'], 'event_contract_violation');
+  await unknownRoot('a refused emit_event');
+  const check = await mcp.call('harness.finish_line_check', { runId });
+  t.equal(check.body['error'], 'artifact_root_unknown', 'finish_line_check knows no root either');
+  t.same(await storedRun(bridge, runId), stored, 'the refusals stored nothing');
+
+  // The control: the same root on an accepted event is remembered.
+  const accepted = await mcp.call('harness.emit_event', {
+    runId,
+    type: 'node.entered',
+    nodeId: 'intake',
+    ...live,
+    artifactRoot: root,
+  });
+  t.equal(accepted.isError, false, accepted.isError ? JSON.stringify(accepted.body) : 'accepted');
+  const written = await mcp.call('harness.write_artifact', supporting);
+  t.equal(written.isError, false, written.isError ? JSON.stringify(written.body) : 'written under it');
 });
