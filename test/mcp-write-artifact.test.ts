@@ -270,6 +270,42 @@ t.test('a claim the bridge answers for other bytes than written is a claim misma
   t.ok(before.equals(await bridge.journal('run-w')), 'journal bytes unchanged');
 });
 
+t.test('repeating an event id whose claim a later event superseded changes nothing on disk', async (t) => {
+  const { bridge, mcp, root } = await setup(t);
+  t.equal((await writeIntakeOnce(mcp, 'v1')).isError, false);
+  const later = await mcp.call('harness.write_artifact', {
+    runId: 'run-w',
+    nodeId: 'intake',
+    path: 'run/intake.json',
+    content: 'v2',
+    id: 'intake-write-2',
+  });
+  t.equal(later.isError, false);
+  const before = await bridge.journal('run-w');
+  // A retry of the first write: the bridge answers the duplicate with its claim of v1, but the
+  // run's claim for the path is v2's now.
+  const retried = await writeIntakeOnce(mcp, 'v1');
+  t.equal(retried.isError, false, 'the duplicate is answered as such');
+  t.equal(retried.body['duplicate'], true);
+  t.equal(retried.body['putBack'], true, 'says the bytes in place were put back');
+  t.equal(await readFile(join(root, 'run/intake.json'), 'utf8'), 'v2', 'the claimed bytes stay');
+  t.ok(before.equals(await bridge.journal('run-w')), 'journal bytes unchanged');
+  const check = await mcp.call('harness.finish_line_check', { runId: 'run-w' });
+  t.equal(check.isError, false);
+  const drift = (check.body['problems'] as string[]).filter((p) => p.includes('run/intake.json changed'));
+  t.same(drift, [], 'the claim holds');
+  // A plain retry of the latest write rewrites the same bytes: nothing to put back.
+  const again = await mcp.call('harness.write_artifact', {
+    runId: 'run-w',
+    nodeId: 'intake',
+    path: 'run/intake.json',
+    content: 'v2',
+    id: 'intake-write-2',
+  });
+  t.equal(again.body['duplicate'], true);
+  t.equal(again.body['putBack'], undefined);
+});
+
 t.test('an argument carrying the access token is refused before anything is written or sent', async (t) => {
   const { bridge, mcp, root } = await setup(t);
   const token = bridge.t.env['HARNESS_BRIDGE_ACCESS_TOKEN']!;

@@ -113,9 +113,10 @@ export const writeArtifact: ToolDefinition = {
       : undefined;
     const claim = stored?.claim;
     const taken = claim?.sha256 === written.sha256;
-    // Nothing claims the new bytes when the event was refused, or repeated an id recorded with
-    // other bytes: the file goes back to what it was (a file that was absent stays, unclaimed).
-    const putBack = !taken && previous !== null && (!isSuccess(posted.res) || duplicate);
+    // A refused event records no claim, and a repeated id no new one (its claim may be older than
+    // the bytes in place, claimed since by another event): either way the file goes back to what it
+    // was, so the retry changes nothing (a file that was absent stays, unclaimed).
+    const putBack = previous !== null && (!isSuccess(posted.res) || duplicate) && !previous.equals(bytes);
     if (putBack) await writeArtifactFile(root.value, args.path, previous as Buffer);
     if (!isSuccess(posted.res)) return posted.result;
     if (!taken) {
@@ -135,6 +136,7 @@ export const writeArtifact: ToolDefinition = {
       claim,
       seq: posted.res.body['seq'],
       duplicate,
+      ...(putBack ? { putBack: true } : {}),
       event: stored,
     });
   },
