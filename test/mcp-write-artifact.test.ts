@@ -1,5 +1,16 @@
 import { createHash } from 'node:crypto';
-import { link, lstat, mkdir, readdir, readFile, stat, symlink, truncate, writeFile } from 'node:fs/promises';
+import {
+  link,
+  lstat,
+  mkdir,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  symlink,
+  truncate,
+  writeFile,
+} from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { PATH_FIELD_MAX } from '../src/contract/index.js';
@@ -418,7 +429,7 @@ t.test('bytes in place that cannot be kept for a put-back are not overwritten', 
   t.ok(before.equals(await bridge.journal('run-w')), 'journal bytes unchanged');
 });
 
-t.test('a refused event puts back the bytes it replaced; a file that was absent stays', async (t) => {
+t.test('a refused event puts back the bytes it replaced; a file that was absent is removed', async (t) => {
   const { bridge, mcp, root } = await setup(t);
   const refusedFor = (path: string, nodeId: string, content: string) =>
     // replay mode on a live run: the bridge refuses the artifact.written after the write.
@@ -440,16 +451,34 @@ t.test('a refused event puts back the bytes it replaced; a file that was absent 
   t.equal(await readFile(join(root, 'run/intake.json'), 'utf8'), 'in place', 'the old bytes are back');
   const absent = await refusedFor('run/route.json', 'route', 'first bytes');
   t.equal(absent.body['error'], 'event_state_violation');
-  t.equal(
-    await readFile(join(root, 'run/route.json'), 'utf8'),
-    'first bytes',
-    'nothing to put back: the new file stays, unclaimed',
-  );
-  t.same((await readdir(join(root, 'run'))).sort(), ['intake.json', 'route.json'], 'no temp file');
+  t.same((await readdir(join(root, 'run'))).sort(), ['intake.json'], 'the new file is gone, no temp file');
   t.ok(before.equals(await bridge.journal('run-w')), 'journal bytes unchanged');
   const view = (await bridge.req('GET', '/runs/run-w')).body['run'];
   t.same(view.artifacts, [], 'nothing was claimed');
 });
+
+t.test(
+  'a repeated event id never leaves a file that was absent unless its claim is of those bytes',
+  async (t) => {
+    const { bridge, mcp, root } = await setup(t);
+    t.equal((await writeIntakeOnce(mcp, 'v1')).isError, false);
+    await rm(join(root, 'run/intake.json'));
+    const before = await bridge.journal('run-w');
+    const other = await writeIntakeOnce(mcp, 'v2');
+    t.equal(other.body['error'], 'artifact_claim_mismatch');
+    t.equal(
+      other.body['message'],
+      'this event id was recorded before with other bytes; the file was removed',
+    );
+    t.same(await readdir(join(root, 'run')), [], 'v2, which nothing claims, is gone');
+    // The same bytes again: the duplicate's claim covers them, so the claimed artifact is back.
+    const same = await writeIntakeOnce(mcp, 'v1');
+    t.equal(same.isError, false);
+    t.equal(same.body['duplicate'], true);
+    t.equal(await readFile(join(root, 'run/intake.json'), 'utf8'), 'v1', 'the claimed bytes stay');
+    t.ok(before.equals(await bridge.journal('run-w')), 'journal bytes unchanged');
+  },
+);
 
 /** write_artifact of a supporting file (no event) under run-w. */
 const writeSupporting = (mcp: Awaited<ReturnType<typeof setup>>['mcp'], args: Record<string, unknown>) =>

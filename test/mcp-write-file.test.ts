@@ -109,3 +109,39 @@ t.test('an existing leaf that is not a regular file is refused and left as it is
   t.same((await readdir(join(root, 'run'))).sort(), ['dir.json', 'fifo.json', 'link.json'], 'no temp file');
   t.same(await readdir(join(root, 'run', 'dir.json')), []);
 });
+
+t.test('removeWrittenFile takes the written file and nothing else at its path', async (t) => {
+  const { removeWrittenFile } = await import('../src/mcp/write-file.js');
+  const root = join(base, 'root-e');
+  await mkdir(root);
+  const write = () => writeArtifactFile(root, 'run/x.json', Buffer.from('written'));
+
+  const untouched = await write();
+  await removeWrittenFile(root, untouched);
+  t.same(await readdir(join(root, 'run')), [], 'the written file is removed');
+
+  const rewritten = await write();
+  await writeFile(join(root, 'run/x.json'), 'changed in place');
+  await removeWrittenFile(root, rewritten);
+  t.equal(await readFile(join(root, 'run/x.json'), 'utf8'), 'changed in place', 'other bytes stay');
+
+  const replaced = await write();
+  await rm(join(root, 'run/x.json'));
+  await writeFile(join(root, 'run/x.json'), 'written');
+  await removeWrittenFile(root, { ...replaced, ino: replaced.ino + 1 });
+  t.equal(
+    await readFile(join(root, 'run/x.json'), 'utf8'),
+    'written',
+    'another file with the same bytes stays',
+  );
+
+  // The directory swapped for a link to one holding a file with the same name and bytes.
+  const moved = await write();
+  const outside = join(base, 'outside-e');
+  await mkdir(outside);
+  await writeFile(join(outside, 'x.json'), 'written');
+  await rm(join(root, 'run'), { recursive: true });
+  await symlink(outside, join(root, 'run'));
+  await removeWrittenFile(root, { ...moved, ino: (await lstat(join(outside, 'x.json'))).ino });
+  t.same(await readdir(outside), ['x.json'], 'nothing is removed through a link');
+});

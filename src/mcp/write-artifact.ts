@@ -5,7 +5,7 @@ import { eventBody, postEventResult } from './event-tools.js';
 import { failure, isSuccess, success } from './result.js';
 import { confirmedRoot, fetchRunView } from './run-root.js';
 import { ARTIFACT_WRITE_MAX_BYTES, WriteArtifactInput } from './schemas.js';
-import { WriteRefused, writeArtifactFile } from './write-file.js';
+import { removeWrittenFile, WriteRefused, type WrittenFile, writeArtifactFile } from './write-file.js';
 
 interface WriteArgs {
   runId: string;
@@ -16,6 +16,9 @@ interface WriteArgs {
   artifactRoot?: string;
   emit?: boolean;
 }
+
+/** What a caller is told of a written file (its inode is the tool server's own business). */
+const fileFields = ({ path, sha256, size }: WrittenFile) => ({ path, sha256, size });
 
 /** The arguments that belong to the file, not to the artifact.written event. */
 const FILE_ARGS = ['path', 'content', 'contentBase64', 'artifactRoot', 'emit'] as const;
@@ -81,7 +84,7 @@ export const writeArtifact: ToolDefinition = {
       }
     }
 
-    let written: Awaited<ReturnType<typeof writeArtifactFile>>;
+    let written: WrittenFile;
     try {
       written = await writeArtifactFile(root.value, args.path, bytes);
     } catch (err) {
@@ -91,7 +94,7 @@ export const writeArtifact: ToolDefinition = {
       throw err;
     }
     if (!emit) {
-      return success({ runId: args.runId, nodeId: args.nodeId, ...written, emitted: false });
+      return success({ runId: args.runId, nodeId: args.nodeId, ...fileFields(written), emitted: false });
     }
     const rest = Object.fromEntries(
       Object.entries(rawArgs).filter(([k]) => !(FILE_ARGS as readonly string[]).includes(k)),
@@ -115,15 +118,19 @@ export const writeArtifact: ToolDefinition = {
     const taken = claim?.sha256 === written.sha256;
     // A refused event records no claim, and a repeated id no new one (its claim may be older than
     // the bytes in place, claimed since by another event): either way the file goes back to what it
-    // was, so the retry changes nothing (a file that was absent stays, unclaimed).
-    const putBack = previous !== null && (!isSuccess(posted.res) || duplicate) && !previous.equals(bytes);
+    // was, so the call changes nothing. A file that was absent is removed again, unless the repeated
+    // event's claim is of these very bytes (then they are its claimed artifact, back in place).
+    const unrecorded = !isSuccess(posted.res) || duplicate;
+    const putBack = unrecorded && previous !== null && !previous.equals(bytes);
+    const removed = unrecorded && previous === null && !taken;
     if (putBack) await writeArtifactFile(root.value, args.path, previous as Buffer);
+    if (removed) await removeWrittenFile(root.value, written);
     if (!isSuccess(posted.res)) return posted.result;
     if (!taken) {
       return failure(
         'artifact_claim_mismatch',
         duplicate
-          ? `this event id was recorded before with other bytes${putBack ? '; the file was put back' : ''}`
+          ? `this event id was recorded before with other bytes${putBack ? '; the file was put back' : removed ? '; the file was removed' : ''}`
           : 'the bridge recorded other bytes than were written',
         [`${args.path}: wrote sha256 ${written.sha256}, the bridge recorded ${claim?.sha256 ?? 'no claim'}`],
       );
@@ -131,7 +138,7 @@ export const writeArtifact: ToolDefinition = {
     return success({
       runId,
       nodeId: args.nodeId,
-      ...written,
+      ...fileFields(written),
       emitted: true,
       claim,
       seq: posted.res.body['seq'],

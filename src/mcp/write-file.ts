@@ -53,8 +53,12 @@ async function stillAt(dir: FileHandle, path: string, shown: string): Promise<vo
   if (now !== path) throw new WriteRefused([`${shown} moved while the artifact was written`]);
 }
 
-/** Opens the root, then (creating when missing) each of `dirs` below it, refusing links. */
-async function openDirectories(realRoot: string, dirs: readonly string[]): Promise<FileHandle> {
+/** Opens the root, then (creating when missing, if `create`) each of `dirs` below it, refusing links. */
+async function openDirectories(
+  realRoot: string,
+  dirs: readonly string[],
+  create = true,
+): Promise<FileHandle> {
   let current = await openDir(realRoot).catch((err: unknown) => {
     throw refusal(err, 'the artifact root');
   });
@@ -65,7 +69,7 @@ async function openDirectories(realRoot: string, dirs: readonly string[]): Promi
       walked.push(dir);
       const shown = walked.join('/');
       let child = await openDir(at(current, dir)).catch((err: NodeJS.ErrnoException) => err);
-      if (child instanceof Error && child.code === 'ENOENT') {
+      if (child instanceof Error && child.code === 'ENOENT' && create) {
         // mkdir never follows a link at the last component: a dangling link makes it fail EEXIST.
         await mkdir(at(current, dir), { mode: 0o755 }).catch((err: NodeJS.ErrnoException) => {
           if (err.code !== 'EEXIST') throw refusal(err, shown);
@@ -93,6 +97,8 @@ export interface WrittenFile {
   path: string;
   sha256: string;
   size: number;
+  /** The written file's inode: removeWrittenFile takes nothing but that file. */
+  ino: number;
 }
 
 export async function writeArtifactFile(
@@ -109,6 +115,7 @@ export async function writeArtifactFile(
   const shownDir = dirs.join('/') || 'the artifact root';
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   const dir = await openDirectories(realRoot, dirs);
+  let ino: number | null = null;
   try {
     const existing = await lstat(at(dir, leaf)).catch(() => null);
     if (existing !== null && !existing.isFile()) {
@@ -125,7 +132,6 @@ export async function writeArtifactFile(
     ).catch((err: unknown) => {
       throw refusal(err, shownDir);
     });
-    let ino: number | null = null;
     try {
       ino = (await handle.stat()).ino;
       await handle.writeFile(bytes);
@@ -148,5 +154,33 @@ export async function writeArtifactFile(
     throw new WriteRefused([`${relPath} cannot be re-read after writing: ${err.message}`]);
   });
   if (claim.sha256 !== sha256) throw new WriteRefused([`${relPath} changed while it was written`]);
-  return { path: relPath, sha256, size: bytes.length };
+  return { path: relPath, sha256, size: bytes.length, ino: ino as number };
+}
+
+/**
+ * Removes a file `writeArtifactFile` made that nothing claims, reached the same way (no link at
+ * any component, nothing by path below the root) and only while it is still that file: the same
+ * inode holding the same bytes. Anything else at the path is left as it is.
+ */
+export async function removeWrittenFile(realRoot: string, written: WrittenFile): Promise<void> {
+  const parts = written.path.split('/');
+  const leaf = parts.pop() as string;
+  const dir = await openDirectories(realRoot, parts, false).catch(() => null);
+  if (dir === null) return;
+  try {
+    const handle = await open(at(dir, leaf), constants.O_RDONLY | O_NOFOLLOW).catch(() => null);
+    if (handle === null) return;
+    try {
+      const st = await handle.stat();
+      if (!st.isFile() || st.ino !== written.ino) return;
+      const now = createHash('sha256')
+        .update(await handle.readFile())
+        .digest('hex');
+      if (now === written.sha256) await unlink(at(dir, leaf)).catch(() => undefined);
+    } finally {
+      await handle.close();
+    }
+  } finally {
+    await dir.close();
+  }
 }
