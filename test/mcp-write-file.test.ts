@@ -135,6 +135,13 @@ t.test('removeWrittenFile takes the written file and nothing else at its path', 
     'another file with the same bytes stays',
   );
 
+  const fifo = await write();
+  await rm(join(root, 'run/x.json'));
+  await promisify(execFile)('mkfifo', [join(root, 'run/x.json')]);
+  await removeWrittenFile(root, fifo);
+  t.ok((await lstat(join(root, 'run/x.json'))).isFIFO(), 'a FIFO in its place stays, and is not waited on');
+  await rm(join(root, 'run/x.json'));
+
   // The directory swapped for a link to one holding a file with the same name and bytes.
   const moved = await write();
   const outside = join(base, 'outside-e');

@@ -168,7 +168,9 @@ export async function removeWrittenFile(realRoot: string, written: WrittenFile):
   const dir = await openDirectories(realRoot, parts, false).catch(() => null);
   if (dir === null) return;
   try {
-    const handle = await open(at(dir, leaf), constants.O_RDONLY | O_NOFOLLOW).catch(() => null);
+    // O_NONBLOCK: a FIFO put in its place must not hold the call waiting for a writer.
+    const flags = constants.O_RDONLY | O_NOFOLLOW | constants.O_NONBLOCK;
+    const handle = await open(at(dir, leaf), flags).catch(() => null);
     if (handle === null) return;
     try {
       const st = await handle.stat();
