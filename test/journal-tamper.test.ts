@@ -144,13 +144,19 @@ t.test('a flipped final newline of events.jsonl is not mistaken for a torn write
   await expectQuarantined(t, b, 'run.json is ahead of the journal');
 });
 
-t.test('a byte flipped in events.jsonl under a running bridge is caught on the next read', async (t) => {
+/** A running bridge holding runs `victim` and `bystander`, three events each. */
+async function twoRunsRunning(t: Tap): Promise<TestBridge> {
   const b = await startTestBridge();
   t.teardown(() => cleanup(b));
   for (const run of ['victim', 'bystander']) {
     for (let i = 0; i < 3; i++)
       t.equal((await b.req('POST', `/runs/${run}/events`, ev({ message: 'msg' }))).status, 201);
   }
+  return b;
+}
+
+t.test('a byte flipped in events.jsonl under a running bridge is caught on the next read', async (t) => {
+  const b = await twoRunsRunning(t);
   await flip(runPaths(b.t.dataDir, 'victim').journal, '"message":"msg');
   const first = await b.req('GET', '/runs/victim?eventCursor=0');
   t.equal(
@@ -167,12 +173,7 @@ t.test('a byte flipped in events.jsonl under a running bridge is caught on the n
 });
 
 t.test('a record made unparseable under a running bridge is caught on the next read', async (t) => {
-  const b = await startTestBridge();
-  t.teardown(() => cleanup(b));
-  for (const run of ['victim', 'bystander']) {
-    for (let i = 0; i < 3; i++)
-      t.equal((await b.req('POST', `/runs/${run}/events`, ev({ message: 'msg' }))).status, 201);
-  }
+  const b = await twoRunsRunning(t);
   // The first byte of the page's first record: '{' becomes 'z'.
   await flip(runPaths(b.t.dataDir, 'victim').journal, '{"seq":0', 0);
   const first = await b.req('GET', '/runs/victim?eventCursor=0');
@@ -181,6 +182,19 @@ t.test('a record made unparseable under a running bridge is caught on the next r
     200,
     `the detecting read answers like later reads: ${JSON.stringify(first.body).slice(0, 200)}`,
   );
+  t.equal(first.body['run'].status, 'quarantined');
+  await expectQuarantined(t, b, 'events.jsonl');
+});
+
+t.test('a record MAC made unreadable as hex under a running bridge is caught on the next read', async (t) => {
+  const b = await twoRunsRunning(t);
+  // 'z' decodes to no byte at all: the MAC compared is shorter than any digest, never an error.
+  const path = runPaths(b.t.dataDir, 'victim').journal;
+  const buf = await readFile(path);
+  buf[buf.indexOf('"mac":"') + 7] = 0x7a;
+  await writeFile(path, buf);
+  const first = await b.req('GET', '/runs/victim?eventCursor=0');
+  t.equal(first.status, 200, JSON.stringify(first.body).slice(0, 200));
   t.equal(first.body['run'].status, 'quarantined');
   await expectQuarantined(t, b, 'events.jsonl');
 });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { appendFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -8,6 +8,7 @@ import { JOURNAL_RECORD_MAX_BYTES } from '../../src/contract/index.js';
 import { SCAN_CHUNK_BYTES, scanJournal } from '../../src/storage/journal.js';
 import { JournalAuthError, sealRecord } from '../../src/storage/journal-record.js';
 import { GENESIS } from '../../src/storage/mac.js';
+import { recordHandleSyncs } from '../helpers/patch-fs.js';
 
 /**
  * SPEC Limits and CONTRACT 7: a journal is read back in bounded chunks, never whole (a journal
@@ -124,4 +125,18 @@ t.test('a line longer than any record: an error when complete, a torn tail when 
     );
     t.equal(await readFile(tail, 'utf8'), J.text);
   }
+});
+
+t.test('what a scan mends (a tail cut, a newline written back) is synced before it returns', async (t) => {
+  // The scan's caller appends after the mended end at once: an unsynced cut or newline could come
+  // back (or go) in a power loss while the records after it were already written.
+  const seen = await recordHandleSyncs(t);
+  const torn = await realpath(await file(`${J.text}{"seq":40,"prev":"ab`));
+  await scanJournal(key, runId, torn);
+  t.same(seen, [`truncate ${torn}`, `datasync ${torn}`], 'the cut, then its sync');
+  seen.length = 0;
+  const unterminated = await realpath(await file(J.text.slice(0, -1)));
+  await scanJournal(key, runId, unterminated);
+  t.equal(await readFile(unterminated, 'utf8'), J.text, 'the newline is written back');
+  t.same(seen, [`datasync ${unterminated}`], 'and synced');
 });

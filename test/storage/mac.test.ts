@@ -20,6 +20,26 @@ t.test('macText is HMAC-SHA-256 of the domain-separated text, for any key and te
   t.pass('2000 random keys and texts agree with createHmac');
 });
 
+t.test('a key longer than the 64-byte block is hashed first, as RFC 2104 says', async (t) => {
+  // An integrity key is any text the operator sets (HARNESS_BRIDGE_INTEGRITY_KEY): 128 hex
+  // characters is a common choice. Every byte of it must count, not only the first 64.
+  for (const length of [65, 100, 128, 129, 200]) {
+    const key = randomBytes(length);
+    t.equal(
+      macText(key, 'harness.journal.v1', 'x'),
+      reference(key, 'harness.journal.v1\0x'),
+      `${length} bytes`,
+    );
+    const tail = Buffer.from(key);
+    tail[length - 1]! ^= 1;
+    t.not(
+      macText(tail, 'harness.journal.v1', 'x'),
+      macText(key, 'harness.journal.v1', 'x'),
+      `byte ${length} counts`,
+    );
+  }
+});
+
 t.test('a text larger than the scratch buffer, then a short one, are both right', async (t) => {
   const key = randomBytes(32);
   const long = '\u20ac'.repeat(40_000);
