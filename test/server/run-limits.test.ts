@@ -31,6 +31,23 @@ t.test('HARNESS_MAX_EVENTS_PER_RUN: 409 run_history_full', async (t) => {
   );
 });
 
+t.test('a journal exactly one largest record below its ceiling still takes an event', async (t) => {
+  // The size of one record of this run, as a bridge without a tight ceiling writes it.
+  const probe = await startTestBridge();
+  t.equal((await probe.req('POST', '/runs/edge/events', ev({ id: 'e0' }))).status, 201);
+  const one = (await probe.journal('edge')).length;
+  await cleanup(probe);
+  // Past one such record the journal is exactly at the room kept free for the largest record.
+  const b = await startTestBridge(undefined, {
+    storage: { journalMaxBytes: JOURNAL_RECORD_MAX_BYTES + one },
+  });
+  t.teardown(() => cleanup(b));
+  t.equal((await b.req('POST', '/runs/edge/events', ev({ id: 'e0' }))).status, 201);
+  t.equal((await b.journal('edge')).length, one, 'the journal is at the room kept free, not past it');
+  t.equal((await b.req('POST', '/runs/edge/events', ev({ id: 'e1' }))).status, 201, 'not full yet');
+  await expectRejected(t, b, 'edge', () => b.req('POST', '/runs/edge/events', ev()), 409, 'run_history_full');
+});
+
 t.test('the journal byte ceiling: 409 run_history_full, also after a restart', async (t) => {
   const te = await makeTestEnv();
   // Room for a few ordinary records below the ceiling, once one record of the largest size is
