@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { CommitLog, type LoggedJournal } from '../src/storage/commit-log.js';
 import { COMMIT_LOG_FILE } from '../src/storage/commit-log-replay.js';
+import { JournalWriter } from '../src/storage/journal.js';
 import { LeaseLostError } from '../src/storage/lease.js';
+import { GENESIS } from '../src/storage/mac.js';
+import { storedEvent } from './helpers/stored-event.js';
 
 /**
  * The commit log's fence (the bridge passes `Lease.fence`): once the data directory's lease is
@@ -46,7 +49,7 @@ async function open(t: Test, fence: () => void) {
   const dir = await mkdtemp(join(tmpdir(), 'harness-fence-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const { commitLog } = await CommitLog.open(dir, randomBytes(32), { fence });
-  return { commitLog, log: () => readFile(join(dir, COMMIT_LOG_FILE)) };
+  return { commitLog, dir, log: () => readFile(join(dir, COMMIT_LOG_FILE)) };
 }
 
 t.test('a batch is not written once the fence throws', async (t) => {
@@ -79,6 +82,23 @@ t.test('lines held back when the fence closes are never written', async (t) => {
     t.same(j.written, [], `${how}: and writes nothing`);
     await commitLog.close();
   }
+});
+
+t.test('a read after a batch failed reports that failure, never a forged record', async (t) => {
+  // Record 0 and its journal line pass the fence; record 1's batch does not. The writer counts
+  // record 1 (sealed before its batch failed), the file never got it: read as it stands, the
+  // journal would look tampered with and the run be quarantined for a write failure.
+  const f = fenceAfter(2);
+  const { commitLog, dir } = await open(t, f.fence);
+  const path = join(dir, 'events.jsonl');
+  await writeFile(path, '');
+  const scan = { count: 0, offsets: [], macs: [], size: 0, truncatedBytes: 0 };
+  const j = await JournalWriter.open(randomBytes(32), 'r', path, scan, commitLog, GENESIS);
+  await j.append(storedEvent(0), null).durable;
+  await t.rejects(j.append(storedEvent(1), null).durable, LeaseLostError);
+  await t.rejects(j.read(0, 2), LeaseLostError, 'the read reports the failed log');
+  await j.close();
+  await commitLog.close();
 });
 
 t.test('a checkpoint does not empty the log once the fence throws', async (t) => {
