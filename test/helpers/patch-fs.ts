@@ -30,8 +30,8 @@ export function patchFs(t: Test, patches: Partial<Record<keyof typeof fs, (origi
 export const pathOfFd = (fd: number): string => fs.readlinkSync(`/proc/self/fd/${fd}`);
 
 /**
- * Records, in order, each FileHandle datasync (by the file it syncs) and truncate, from every
- * caller in this process: the bridge below runs in-process.
+ * Records, in order, each FileHandle datasync and sync (by the file or directory it syncs) and
+ * truncate, from every caller in this process: the bridge below runs in-process.
  */
 export async function recordHandleSyncs(t: Test): Promise<string[]> {
   const seen: string[] = [];
@@ -39,11 +39,15 @@ export async function recordHandleSyncs(t: Test): Promise<string[]> {
   const proto = Object.getPrototypeOf(probe) as FileHandle;
   await probe.close();
   await rm(join(tmpdir(), `harness-probe-${process.pid}`));
-  const { datasync, truncate } = proto;
+  const { datasync, sync, truncate } = proto;
   const path = (h: FileHandle) => pathOfFd(h.fd);
   proto.datasync = function (this: FileHandle) {
     seen.push(`datasync ${path(this)}`);
     return datasync.call(this);
+  };
+  proto.sync = function (this: FileHandle) {
+    seen.push(`sync ${path(this)}`);
+    return sync.call(this);
   };
   proto.truncate = function (this: FileHandle, len?: number) {
     seen.push(`truncate ${path(this)}`);
@@ -51,6 +55,7 @@ export async function recordHandleSyncs(t: Test): Promise<string[]> {
   };
   t.teardown(() => {
     proto.datasync = datasync;
+    proto.sync = sync;
     proto.truncate = truncate;
   });
   return seen;

@@ -1,9 +1,10 @@
 import { constants } from 'node:fs';
-import fsp, { readdir } from 'node:fs/promises';
+import fsp, { readdir, realpath } from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
 import t from 'tap';
 import { runPaths } from '../../src/storage/paths.js';
 import { cleanup, ev, startTestBridge } from '../helpers/bridge.js';
+import { recordHandleSyncs } from '../helpers/patch-fs.js';
 
 /**
  * A run whose journal cannot be opened once its files are written (out of descriptors, say) is
@@ -47,4 +48,27 @@ t.test('a run whose journal cannot be opened is not created', async (t) => {
   t.equal(created.status, 201, 'a retry creates the run');
   t.equal(created.body.created, true);
   t.equal((await b.req('POST', '/runs/f/events', ev({ id: 'f0' }))).status, 201);
+});
+
+t.test('a new run is synced, file and directory entries, before it is acknowledged', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  const dataDir = await realpath(b.t.dataDir);
+  const seen = await recordHandleSyncs(t);
+  t.equal((await b.req('POST', '/runs', { id: 'r', title: 'T' })).status, 201);
+  // The run's files are made in a temporary directory that is then renamed into place.
+  const names = seen
+    .filter((s) => s.startsWith('sync '))
+    .map((s) =>
+      s
+        .slice(5)
+        .replace(dataDir, '<data>')
+        .replace(/\.tmp-run-[0-9a-f]{64}-[0-9a-f]{8}/, '<tmp>'),
+    );
+  const journal = names.indexOf('<data>/<tmp>/events.jsonl');
+  const tmp = names.lastIndexOf('<data>/<tmp>');
+  const placed = names.lastIndexOf('<data>');
+  t.ok(journal >= 0, `the empty journal is synced: ${names}`);
+  t.ok(tmp > journal, 'then the directory holding it');
+  t.ok(placed > tmp, 'then the data directory, once the run directory is renamed into it');
 });
