@@ -24,7 +24,8 @@ const scan = () => ({ count: 0, offsets: [], macs: [], size: 0, truncatedBytes: 
 
 /**
  * A commit log whose writes take 20 ms (so the next batch gathers while one is out), two
- * journals on it, and the number of file writes made to each journal's descriptor.
+ * journals on it, the number of file writes made to each journal's descriptor, and the
+ * descriptors whose writes fail (EIO).
  */
 async function setup(t: Test) {
   const dir = await mkdtemp(join(tmpdir(), 'harness-write-behind-'));
@@ -40,6 +41,7 @@ async function setup(t: Test) {
   const x = await open('x');
   const y = await open('y');
   const writes = new Map<number, number>();
+  const failing = new Set<number>();
   const log = { writes: 0 };
   t.teardown(async () => {
     await x.journal.close();
@@ -57,10 +59,11 @@ async function setup(t: Test) {
       (original) =>
       (fd, ...rest) => {
         writes.set(fd as number, (writes.get(fd as number) ?? 0) + 1);
+        if (failing.has(fd as number)) throw Object.assign(new Error('EIO: i/o error'), { code: 'EIO' });
         return original(fd, ...rest);
       },
   });
-  return { x, y, writes, log };
+  return { x, y, writes, failing, log };
 }
 
 const lines = async (path: string) => (await readFile(path, 'utf8')).split('\n').filter(Boolean).length;
@@ -116,6 +119,20 @@ t.test('a read writes its journal first while the log is kept busy by another ru
   t.equal(entry?.event.id, 'e0', 'the read finds the acknowledged record');
   t.equal(await lines(x.path), 1);
   await stop();
+});
+
+t.test('a held line the journal file refuses fails the log: nothing more is acknowledged', async (t) => {
+  const { x, y, failing } = await setup(t);
+  const stop = keepBusy(y);
+  await x.journal.append(event(0), null).durable;
+  t.equal(await lines(x.path), 0, "x's line is held");
+  failing.add(x.fd);
+  await t.rejects(x.journal.read(0, 1), { code: 'EIO' });
+  // The file is behind what was acknowledged: only a restart, replaying the log, mends it.
+  t.match(x.journal.broken, { code: 'EIO' }, 'the log has failed');
+  t.throws(() => x.journal.append(event(1), null), { code: 'EIO' }, 'and refuses appends');
+  failing.clear();
+  await stop().catch(() => {});
 });
 
 t.test('a sync writes its journal first', async (t) => {
