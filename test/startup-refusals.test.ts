@@ -271,6 +271,19 @@ t.test('data directory refusals', async (t) => {
     await starts(t, { HARNESS_DATA_DIR: dir });
   });
 
+  t.test(
+    'a lease naming this process, left by a previous holder whose PID was reused, is taken over',
+    async (t) => {
+      // As after a container restart: the PID is alive (it is this process), the lease is not.
+      const dir = await fresh('reused-pid');
+      await writeFile(
+        join(dir, 'bridge.lease'),
+        JSON.stringify({ pid: process.pid, host: hostname(), startedAt: '2026-01-02T03:04:05.000Z' }),
+      );
+      await starts(t, { HARNESS_DATA_DIR: dir });
+    },
+  );
+
   t.test('a second bridge in this process on the same data directory', async (t) => {
     const dir = await fresh('same-process');
     const first = await startBridge({ env: { ...te.env, HARNESS_DATA_DIR: dir } });
