@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { JOURNAL_WRITE_BEHIND_BYTES } from '../src/contract/index.js';
 import { CommitLog } from '../src/storage/commit-log.js';
+import { COMMIT_LOG_FILE } from '../src/storage/commit-log-replay.js';
 import { JournalWriter } from '../src/storage/journal.js';
 import { cleanup, ev, makeTestEnv, startTestBridge } from './helpers/bridge.js';
 import { crashImage } from './helpers/crash-image.js';
@@ -63,7 +64,7 @@ async function setup(t: Test) {
         return original(fd, ...rest);
       },
   });
-  return { x, y, writes, failing, log };
+  return { x, y, writes, failing, log, commitLog, logFile: join(dir, COMMIT_LOG_FILE) };
 }
 
 const lines = async (path: string) => (await readFile(path, 'utf8')).split('\n').filter(Boolean).length;
@@ -122,7 +123,7 @@ t.test('a read writes its journal first while the log is kept busy by another ru
 });
 
 t.test('a held line the journal file refuses fails the log: nothing more is acknowledged', async (t) => {
-  const { x, y, failing } = await setup(t);
+  const { x, y, failing, commitLog, logFile } = await setup(t);
   const stop = keepBusy(y);
   await x.journal.append(event(0), null).durable;
   t.equal(await lines(x.path), 0, "x's line is held");
@@ -133,6 +134,9 @@ t.test('a held line the journal file refuses fails the log: nothing more is ackn
   t.throws(() => x.journal.append(event(1), null), { code: 'EIO' }, 'and refuses appends');
   failing.clear();
   await stop().catch(() => {});
+  // Nor is the log emptied at shutdown: it holds the only durable copy of the record.
+  await commitLog.close();
+  t.match(await readFile(logFile, 'utf8'), /^x \{"seq":0,/m, 'the log keeps the record');
 });
 
 t.test('a sync writes its journal first', async (t) => {
