@@ -1,4 +1,4 @@
-import { mkdtemp, open, readdir, readFile, readlink, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readdir, readFile, readlink, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -43,4 +43,27 @@ t.test('atomicWrite syncs the new bytes before the rename and the directory afte
     'the directory, after the rename',
   );
   t.same(await readdir(dir), ['run.json'], 'no temp file is left');
+});
+
+t.test('a replace that fails leaves no temp file behind', async (t) => {
+  const dir = await realpath(await mkdtemp(join(tmpdir(), 'harness-atomic-')));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  // The rename fails: the target is a directory that is not empty.
+  const target = join(dir, 'run.json');
+  await mkdir(target);
+  await writeFile(join(target, 'kept'), '');
+  await t.rejects(atomicWrite(target, 'new'));
+  t.same(await readdir(dir), ['run.json'], 'after a failed rename');
+  // The sync fails (an I/O error): the temp file is removed before the error is reported.
+  const probe = await open(join(target, 'kept'), 'r');
+  const proto = Object.getPrototypeOf(probe) as { sync: () => Promise<void> };
+  await probe.close();
+  const original = proto.sync;
+  proto.sync = () => Promise.reject(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' }));
+  t.teardown(() => {
+    proto.sync = original;
+  });
+  await t.rejects(atomicWrite(join(dir, 'other.json'), 'new'), { code: 'EIO' });
+  proto.sync = original;
+  t.same(await readdir(dir), ['run.json'], 'after a failed sync');
 });
