@@ -1,6 +1,10 @@
-import { readFile, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { runPaths } from '../../src/storage/paths.js';
+import { readSealed, SealCeilingError, SealError, writeSealed } from '../../src/storage/sealed-file.js';
 import { cleanup, ev, makeTestEnv, startTestBridge, type TestEnv } from '../helpers/bridge.js';
 
 /**
@@ -57,4 +61,21 @@ t.test('a run whose first snapshot is oversize is rebuilt from the journal', asy
   const snapshot = runPaths(te.dataDir, 'r').snapshot;
   await t.rejects(stat(snapshot), { code: 'ENOENT' }, 'no run.json over the ceiling');
   await reopened(t, te, 12);
+});
+
+t.test('a sealed file of exactly its ceiling is written and read back', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'harness-sealed-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const key = randomBytes(32);
+  const path = join(dir, 'run.json');
+  const body = { schema: 'harness.snapshot.v2', note: 'x'.repeat(500) };
+  await writeSealed(path, key, 'harness.snapshot.v2', body, Number.POSITIVE_INFINITY);
+  const exact = (await stat(path)).size;
+  // What the writer allows the reader accepts: a file at the ceiling never quarantines its run.
+  await writeSealed(path, key, 'harness.snapshot.v2', body, exact);
+  t.same(await readSealed(path, key, 'harness.snapshot.v2', exact), body);
+  const over = await writeSealed(path, key, 'harness.snapshot.v2', body, exact - 1).catch((e) => e);
+  t.ok(over instanceof SealCeilingError, 'one byte less: not written');
+  const under = await readSealed(path, key, 'harness.snapshot.v2', exact - 1).catch((e) => e);
+  t.ok(under instanceof SealError, 'nor read back');
 });
