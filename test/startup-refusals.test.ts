@@ -244,6 +244,14 @@ t.test('data directory refusals', async (t) => {
     await refuses(t, { HARNESS_DATA_DIR: dir }, ['HARNESS_DATA_DIR', runDir]);
   });
 
+  t.test('a commit log, disputed-records file or drift file that is not a regular file', async (t) => {
+    for (const name of ['commit.log', 'commit-disputed.jsonl', 'quarantined-runs.jsonl']) {
+      const dir = await fresh(`special-${name}`);
+      await mkdir(join(dir, name));
+      await refuses(t, { HARNESS_DATA_DIR: dir }, ['HARNESS_DATA_DIR', name, 'not a regular file']);
+    }
+  });
+
   t.test('a live lease held by another process', async (t) => {
     const dir = await fresh('leased');
     const lease = JSON.stringify({
