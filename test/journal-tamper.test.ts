@@ -199,6 +199,18 @@ t.test('a record MAC made unreadable as hex under a running bridge is caught on 
   await expectQuarantined(t, b, 'events.jsonl');
 });
 
+t.test('a run quarantined under a running bridge is not sealed into a snapshot at shutdown', async (t) => {
+  const te = await makeTestEnv();
+  t.teardown(() => rm(te.dir, { recursive: true, force: true }));
+  const b = await startTestBridge(te);
+  for (let i = 0; i < 3; i++)
+    t.equal((await b.req('POST', '/runs/victim/events', ev({ message: 'msg' }))).status, 201);
+  await flip(runPaths(te.dataDir, 'victim').journal, '"message":"msg');
+  t.equal((await b.req('GET', '/runs/victim?eventCursor=0')).body['run'].status, 'quarantined');
+  await b.close();
+  await t.rejects(readFile(runPaths(te.dataDir, 'victim').snapshot), { code: 'ENOENT' }, 'no run.json');
+});
+
 t.test('journal records moved, dropped or reordered', async (t) => {
   const cases: [string, (victim: string, bystander: string) => Promise<void>][] = [
     ['a journal copied from another run', async (v, by) => writeFile(v, await readFile(by))],
