@@ -30,8 +30,9 @@ export function patchFs(t: Test, patches: Partial<Record<keyof typeof fs, (origi
 export const pathOfFd = (fd: number): string => fs.readlinkSync(`/proc/self/fd/${fd}`);
 
 /**
- * Records, in order, each FileHandle datasync and sync (by the file or directory it syncs) and
- * truncate, from every caller in this process: the bridge below runs in-process.
+ * Records, in order, each datasync (FileHandle or descriptor, as the commit path makes them) and
+ * FileHandle sync (by the file or directory it syncs) and truncate, from every caller in this
+ * process: the bridge below runs in-process.
  */
 export async function recordHandleSyncs(t: Test): Promise<string[]> {
   const seen: string[] = [];
@@ -53,6 +54,14 @@ export async function recordHandleSyncs(t: Test): Promise<string[]> {
     seen.push(`truncate ${path(this)}`);
     return truncate.call(this, len);
   };
+  patchFs(t, {
+    fdatasync:
+      (original) =>
+      (fd, ...rest) => {
+        seen.push(`datasync ${pathOfFd(fd as number)}`);
+        return original(fd, ...rest);
+      },
+  });
   t.teardown(() => {
     proto.datasync = datasync;
     proto.sync = sync;

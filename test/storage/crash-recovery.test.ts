@@ -1,4 +1,4 @@
-import { appendFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { runPaths } from '../../src/storage/paths.js';
@@ -12,6 +12,7 @@ import {
 } from '../helpers/bridge.js';
 import { runVerify } from '../helpers/cli.js';
 import { allEvents, records } from '../helpers/expect.js';
+import { recordHandleSyncs } from '../helpers/patch-fs.js';
 
 /**
  * SPEC Errors 8 and CONTRACT 7: opening a run truncates an incomplete tail line (never
@@ -86,6 +87,20 @@ t.test('a last record missing only its newline is kept, not cut as torn', async 
       );
     });
   }
+});
+
+t.test('run.json is written only after the journal prefix it binds is synced', async (t) => {
+  const te = await makeTestEnv();
+  t.teardown(() => rm(te.dir, { recursive: true, force: true }));
+  const b = await startTestBridge(te);
+  t.equal((await b.req('POST', '/runs/r/events', ev({ id: 'e0' }))).status, 201);
+  const paths = runPaths(await realpath(te.dataDir), 'r');
+  const seen = await recordHandleSyncs(t);
+  await b.close(); // writes run.json for the open run
+  const journal = seen.indexOf(`datasync ${paths.journal}`);
+  const snapshot = seen.findIndex((s) => s.startsWith(`sync ${paths.dir}/.run.json.`));
+  t.ok(snapshot >= 0, 'run.json is written');
+  t.ok(journal >= 0 && journal < snapshot, `the journal is synced first: ${seen.join(', ')}`);
 });
 
 t.test('a snapshot that trails the journal is replayed forward', async (t) => {
