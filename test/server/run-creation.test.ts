@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { runPaths } from '../../src/storage/paths.js';
 import { cleanup, ev, startTestBridge } from '../helpers/bridge.js';
-import { assertEnvelope, expectRejected, writeArtifact } from '../helpers/expect.js';
+import { allEvents, assertEnvelope, expectRejected, writeArtifact } from '../helpers/expect.js';
 
 /**
  * CONTRACT 4 POST /runs and SPEC Endpoints 1 / Errors 5: first create 201; an identical (or
@@ -493,3 +493,20 @@ t.test('artifactRoot and adapter on creation', async (t) => {
     }
   });
 });
+
+t.test(
+  'a refused completion as the first event of a new run keeps the run.blocked it recorded',
+  async (t) => {
+    const b = await startTestBridge();
+    t.teardown(() => cleanup(b));
+    const r = await b.req('POST', '/runs/early/events', ev({ type: 'run.completed', nodeId: 'handoff' }));
+    assertEnvelope(t, r.body, 'finish_line_blocked');
+    // Refused, but not before the refusal was journaled: the run is not discarded with it.
+    const run = (await b.req('GET', '/runs/early')).body['run'];
+    t.equal(run?.eventCount, 1, 'the run holds its run.blocked record');
+    t.same(
+      (await allEvents(b, 'early')).map((e) => e.type),
+      ['run.blocked'],
+    );
+  },
+);
