@@ -116,3 +116,16 @@ t.test('corrective-work: a feature route with requiresRca needs rca/rca.json', a
   await unlink(join(f.root, 'rca/rca.json'));
   await expectRule(t, f, 'corrective-work', 'the route is corrective but rca/rca.json is missing');
 });
+
+t.test(
+  'corrective-work: a self-heal on a run without an artifact root needs the RCA it cannot have',
+  async (t) => {
+    const f = await buildFixture(t, { commissioned: false, corrective: false });
+    f.env.realRoot = null;
+    t.same(await f.rule('corrective-work'), [], 'nothing triggers the chain without a self-heal');
+    f.facts.state.selfHeal = { detectedSeq: 3, resolvedSeq: 4, resolution: null };
+    t.same(await f.rule('corrective-work'), [
+      'corrective-work: self-heal work needs rca/rca.json but the run has no artifact root',
+    ]);
+  },
+);

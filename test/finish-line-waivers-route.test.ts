@@ -1,3 +1,5 @@
+import { unlink } from 'node:fs/promises';
+import { join } from 'node:path';
 import t from 'tap';
 import { buildFixture, expectRule } from './helpers/finish-line-fixture.js';
 import { approval, waivedFixture, waiver } from './helpers/waivers-fixture.js';
@@ -63,6 +65,12 @@ t.test('waivers: a waived layer without an active packet waiver fails', async (t
 t.test('route-binding: known-good route passes', async (t) => {
   const f = await buildFixture(t);
   t.same(await f.rule('route-binding'), []);
+});
+
+t.test('route-binding: a missing route fails', async (t) => {
+  const f = await buildFixture(t);
+  await unlink(join(f.root, 'run/route.json'));
+  await expectRule(t, f, 'route-binding', 'run/route.json is missing', false);
 });
 
 const routeMutations: [string, (d: any) => void, string][] = [

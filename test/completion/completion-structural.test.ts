@@ -216,6 +216,30 @@ t.test('rule 4: a verified self_heal/pr.json proposal resolves a detection', asy
   t.equal((await b.req('POST', '/runs/c7/events', completion())).status, 201);
 });
 
+t.test('rule 4: a proposal whose write reported failed resolves nothing', async (t) => {
+  const b = await setup(t);
+  await drive(b, 'c7f');
+  const detected = ev({ type: 'self_heal.detected', nodeId: 'self-heal' });
+  t.equal((await b.req('POST', '/runs/c7f/events', detected)).status, 201);
+  await writeFile(
+    join(b.t.artifactRoot, 'self_heal', 'pr.json'),
+    '{"schema":"harness.self-heal-proposal.v1"}',
+  );
+  const proposed = ev({ type: 'self_heal.pr_proposed', nodeId: 'self-heal', artifact: 'self_heal/pr.json' });
+  const failed = {
+    ...proposed,
+    status: 'failed',
+    failureReason: 'the patch does not apply',
+    recoveryPath: 'rebase the patch and propose it again',
+  };
+  const r = await b.req('POST', '/runs/c7f/events', failed);
+  t.equal(r.status, 201, JSON.stringify(r.body));
+  const { r: blocked } = await expectBlocked(t, b, 'c7f', 1);
+  t.match(blocked.body['problems'], [/^self-heal resolution carries neither a pull request URL nor/]);
+  t.equal((await b.req('POST', '/runs/c7f/events', proposed)).status, 201);
+  t.equal((await b.req('POST', '/runs/c7f/events', completion())).status, 201);
+});
+
 t.test(
   'rule 4: selfHealPrUrl naming the local proposal resolves a detection like the artifact form',
   async (t) => {

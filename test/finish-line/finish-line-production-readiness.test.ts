@@ -23,6 +23,17 @@ const mutations: [string, (d: any) => void, string][] = [
     (d) => Object.assign(d.layers[0], { applicability: 'not-applicable', status: 'not-applicable' }),
     'without a reason',
   ],
+  [
+    'not-applicable with a blank reason',
+    (d) =>
+      Object.assign(d.layers[0], {
+        applicability: 'not-applicable',
+        status: 'not-applicable',
+        reason: ' \t ',
+        controls: [],
+      }),
+    'without a reason',
+  ],
   ['required without controls', (d) => (d.layers[2].controls = []), 'lists no controls'],
   ['waived without waiver id', (d) => (d.layers[2].status = 'waived'), 'without a waiverId'],
   ['other run', (d) => (d.runId = 'other'), 'is not this run'],
