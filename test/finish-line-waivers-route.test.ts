@@ -19,6 +19,7 @@ for (const status of ['pending', 'denied'] as const) {
 }
 
 for (const [field, value] of [
+  ['nodeId', 'route'],
   ['owner', 'cfo'],
   ['scope', 'everything later'],
 ] as const) {
