@@ -1,4 +1,5 @@
-import { rename, writeFile } from 'node:fs/promises';
+import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { buildFixture, expectRule, type Fixture, failing } from './helpers/finish-line-fixture.js';
@@ -101,4 +102,19 @@ t.test('post-proof-mutation: a packet binding another commit fails', async (t) =
   const f = await buildFixture(t, { commissioned: true, corrective: false });
   await f.repack((p) => (p.subject.commit = f.preFix));
   await expectRule(t, f, 'post-proof-mutation', 'not the proven');
+});
+
+t.test('post-proof-mutation: a working tree git cannot compare is refused, never a pass', async (t) => {
+  const f = await buildFixture(t, { commissioned: true, corrective: false });
+  f.env.repoRoot = await mkdtemp(join(tmpdir(), 'hb-no-repo-'));
+  t.teardown(() => rm(f.env.repoRoot, { recursive: true, force: true }));
+  t.match(await f.rule('post-proof-mutation'), [
+    `post-proof-mutation: the working tree cannot be compared with proven commit ${f.postFix}`,
+  ]);
+});
+
+t.test('post-proof-mutation: without a valid proof the proven commit is unknown', async (t) => {
+  const f = await buildFixture(t, { commissioned: true, corrective: false });
+  await f.mutate('proof/proof.json', (d) => delete d.status);
+  await expectRule(t, f, 'post-proof-mutation', 'the proven commit is unknown', false);
 });

@@ -50,6 +50,11 @@ const mutations: [string, (p: any) => void, string][] = [
     'need the authoritative-assurance artifact',
   ],
   [
+    'an authoritative level with only structural claims and no assurance',
+    (p) => (p.assuranceLevel = 'authoritative'),
+    'need the authoritative-assurance artifact',
+  ],
+  [
     'a claim above the packet level',
     (p) => p.claims.push({ id: 'c3', kind: 'authoritative', statement: 's' }),
     'assurance level is structural',
