@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { createPrivateKey, generateKeyPairSync, sign } from 'node:crypto';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -137,22 +138,33 @@ t.test('review-signature: a commissioned target reads only .harness-pack/control
   );
 });
 
-t.test('review-signature: an evidence file changed after signing is unsigned evidence change', async (t) => {
-  const f = await buildFixture(t);
-  await f.mutate('production/layer-assessment.json', (d) => (d.layers[0].owner = 'someone-else'));
-  await expectRule(
-    t,
-    f,
-    'review-signature',
-    'unsigned evidence change: production/layer-assessment.json changed',
-    false,
-  );
-});
+for (const [name, owner] of [
+  ['an evidence file changed', 'someone-else'],
+  ['an evidence file rewritten at the same size', 'team-b'],
+]) {
+  t.test(`review-signature: ${name} after signing is unsigned evidence change`, async (t) => {
+    const f = await buildFixture(t);
+    await f.mutate('production/layer-assessment.json', (d) => (d.layers[0].owner = owner));
+    await expectRule(
+      t,
+      f,
+      'review-signature',
+      'unsigned evidence change: production/layer-assessment.json changed',
+      false,
+    );
+  });
+}
 
 t.test('review-signature: an evidence file added after signing is unsigned evidence change', async (t) => {
   const f = await buildFixture(t);
   await f.write('notes/late.json', { late: true });
   await expectRule(t, f, 'review-signature', 'unsigned evidence change: notes/late.json was added');
+});
+
+t.test('review-signature: a FIFO in the artifact root is refused, never skipped', async (t) => {
+  const f = await buildFixture(t);
+  execFileSync('mkfifo', [join(f.root, 'notes-fifo')]);
+  await expectRule(t, f, 'review-signature', 'inventory: notes-fifo is not a regular file');
 });
 
 t.test('review-signature: a symlink in the artifact root is refused', async (t) => {

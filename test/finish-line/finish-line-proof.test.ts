@@ -1,6 +1,7 @@
-import { symlink, unlink } from 'node:fs/promises';
+import { symlink, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
+import { DOCUMENT_MAX_BYTES } from '../../src/contract/index.js';
 import { buildFixture, expectRule } from '../helpers/finish-line-fixture.js';
 
 const plain = { commissioned: false, corrective: false };
@@ -27,6 +28,13 @@ for (const [name, fn, fragment] of mutations) {
     await expectRule(t, f, 'proof', fragment, false);
   });
 }
+
+t.test('proof: a valid proof padded past the document size limit is refused unread', async (t) => {
+  const f = await buildFixture(t, plain);
+  const proof = JSON.stringify(await f.read('proof/proof.json'));
+  await writeFile(join(f.root, 'proof/proof.json'), proof.padEnd(DOCUMENT_MAX_BYTES + 1, ' '));
+  await expectRule(t, f, 'proof', `proof/proof.json is larger than ${DOCUMENT_MAX_BYTES} bytes`, false);
+});
 
 t.test('proof: missing proof fails even when the prove node is skipped', async (t) => {
   const f = await buildFixture(t, plain);

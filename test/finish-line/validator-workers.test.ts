@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -103,6 +103,22 @@ t.test('the pooled inventory equals the inline one and keeps its problems', asyn
   await symlink(join(root, 'big.bin'), join(root, 'docs', 'link'));
   const linked = await buildInventory(root, pool);
   t.same(linked.problems, ['inventory: docs/link is a symbolic link']);
+  // A file the walk lists but the claim refuses is a problem either way, never an entry dropped.
+  await rm(join(root, 'docs', 'link'));
+  const outside = await mkdtemp(join(tmpdir(), 'hb-outside-'));
+  t.teardown(() => rm(outside, { recursive: true, force: true }));
+  await writeFile(join(outside, 'secret'), 'owned outside the root\n');
+  await link(join(outside, 'secret'), join(root, 'docs', 'hard'));
+  for (const [name, hasher] of [
+    ['inline', undefined],
+    ['pooled', pool],
+  ] as const) {
+    t.same(
+      (await buildInventory(root, hasher)).problems,
+      ['inventory: docs/hard is a hard link (2 names)'],
+      name,
+    );
+  }
 });
 
 t.test('the review-signature rule uses the pool and still refuses a bad signature', async (t) => {
