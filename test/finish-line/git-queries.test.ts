@@ -29,6 +29,8 @@ t.test('commitExists: only a commit object that is present', async (t) => {
   t.notOk(await commitExists(repo, blob), 'a blob is not a commit');
   t.notOk(await commitExists(repo, absent), 'an absent commit');
   t.notOk(await commitExists(repo, '--output=x'), 'never an option');
+  t.notOk(await commitExists(repo, 'HEAD'), 'a ref names no commit here: only full object names');
+  t.notOk(await commitExists(repo, first.slice(0, 12)), 'nor does an abbreviated name');
 });
 
 t.test('isAncestor: yes only when git confirms it', async (t) => {
