@@ -119,8 +119,10 @@ t.test('post-proof-mutation: without a valid proof the proven commit is unknown'
   await expectRule(t, f, 'post-proof-mutation', 'the proven commit is unknown', false);
 });
 
-t.test('post-proof-mutation: an assume-unchanged file is reported whatever its bytes', async (t) => {
-  const f = await buildFixture(t, { commissioned: true, corrective: false });
-  await f.git('update-index', '--assume-unchanged', 'app.js');
-  await expectRule(t, f, 'post-proof-mutation', `application changed after proof at ${f.postFix}: app.js`);
-});
+for (const flag of ['--assume-unchanged', '--skip-worktree']) {
+  t.test(`post-proof-mutation: a file flagged ${flag} is reported whatever its bytes`, async (t) => {
+    const f = await buildFixture(t, { commissioned: true, corrective: false });
+    await f.git('update-index', flag, 'app.js');
+    await expectRule(t, f, 'post-proof-mutation', `application changed after proof at ${f.postFix}: app.js`);
+  });
+}
