@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { access, mkdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout } from 'node:timers/promises';
 import t, { type Test } from 'tap';
@@ -58,8 +58,9 @@ const CREDS = ['HARNESS_BRIDGE_INTEGRITY_KEY', 'HARNESS_BRIDGE_ACCESS_TOKEN', 'H
 t.test('credentials', async (t) => {
   for (const name of CREDS) {
     t.test(`${name} missing, empty or short`, async (t) => {
-      await refuses(t, { [name]: undefined }, [name]);
-      await refuses(t, { [name]: '' }, [name]);
+      // Unset and empty alike are reported as missing, not as too short.
+      await refuses(t, { [name]: undefined }, [name, 'is missing']);
+      await refuses(t, { [name]: '' }, [name, 'is missing']);
       // CONTRACT 2: the message says "at least 32 bytes".
       await refuses(t, { [name]: 'x'.repeat(31) }, [name, 'at least 32 bytes']);
       // Bytes, not characters: 16 two-byte characters are 32 bytes; 31 ASCII bytes are not.
@@ -81,11 +82,13 @@ t.test('credentials', async (t) => {
 t.test('review-trust pin', async (t) => {
   const P = 'HARNESS_REVIEW_TRUST_SHA256';
   const pin = te.env[P]!;
-  await refuses(t, { [P]: undefined }, [P]);
-  await refuses(t, { [P]: '' }, [P]);
-  await refuses(t, { [P]: pin.slice(1) }, [P]);
-  await refuses(t, { [P]: `${pin}0` }, [P]);
-  await refuses(t, { [P]: 'g'.repeat(64) }, [P]);
+  await refuses(t, { [P]: undefined }, [P, 'is missing']);
+  await refuses(t, { [P]: '' }, [P, 'is missing']);
+  // A malformed pin is named as malformed, before any store is read (docs/configuration.md).
+  const malformed = [P, '64 hexadecimal characters'];
+  await refuses(t, { [P]: pin.slice(1) }, malformed);
+  await refuses(t, { [P]: `${pin}0` }, malformed);
+  await refuses(t, { [P]: 'g'.repeat(64) }, malformed);
   await refuses(t, { [P]: pin.replace(/.$/, (c) => (c === '0' ? '1' : '0')) }, [P]);
   await refuses(t, { [P]: `${pin.slice(0, 63)}g` }, [P]);
 
@@ -137,7 +140,8 @@ t.test('review-trust pin', async (t) => {
     const broken = join(te.dir, 'broken');
     await mkdir(join(broken, 'controls'), { recursive: true });
     await writeFile(join(broken, 'controls', 'review-trust.v1.json'), '{not json');
-    await refuses(t, { HARNESS_REPO_ROOT: broken }, ['HARNESS_REPO_ROOT']);
+    // Named as unreadable, not as absent: the operator is told to fix the file, not to add one.
+    await refuses(t, { HARNESS_REPO_ROOT: broken }, ['HARNESS_REPO_ROOT', 'not valid JSON']);
   });
 });
 
@@ -169,6 +173,7 @@ t.test('numeric variables out of range', async (t) => {
     ['HARNESS_WORKERS', '65'],
     ['HARNESS_VALIDATOR_CONCURRENCY', '0'],
     ['HARNESS_VALIDATOR_CONCURRENCY', 'many'],
+    ['HARNESS_VALIDATOR_CONCURRENCY', '65'],
     ['HARNESS_MAX_EVENTS_PER_RUN', '0'],
     ['HARNESS_MAX_EVENTS_PER_RUN', '1000001'],
     ['HARNESS_MAX_EVENTS_PER_RUN', '1e5'],
@@ -182,11 +187,15 @@ t.test('with several faults, the first check in the documented order is the one 
   const P = 'HARNESS_REVIEW_TRUST_SHA256';
   const dataFile = join(te.dir, 'order-data-is-a-file');
   await writeFile(dataFile, 'x');
+  // The pin's form is checked before the repository is read for its store.
+  const storeless = join(te.dir, 'order-no-store');
+  await mkdir(storeless, { recursive: true });
   const faults: [string, string][] = [
     ['HARNESS_BRIDGE_ACCESS_TOKEN', 'short'],
     ['HARNESS_BRIDGE_HOST', '0.0.0.0'],
     ['HARNESS_BRIDGE_PORT', '65536'],
     [P, 'not-a-pin'],
+    ['HARNESS_REPO_ROOT', storeless],
     ['HARNESS_DATA_DIR', dataFile],
   ];
   for (let i = 0; i + 1 < faults.length; i++) {
@@ -207,11 +216,20 @@ t.test('with several faults, the first check in the documented order is the one 
 t.test('a port already in use is named', async (t) => {
   const first = await startTestBridge();
   t.teardown(() => cleanup(first));
-  await refuses(
-    t,
-    { HARNESS_BRIDGE_PORT: new URL(first.url).port, HARNESS_DATA_DIR: join(te.dir, 'data-port') },
-    ['HARNESS_BRIDGE_PORT'],
-  );
+  const dir = join(te.dir, 'data-port');
+  await refuses(t, { HARNESS_BRIDGE_PORT: new URL(first.url).port, HARNESS_DATA_DIR: dir }, [
+    'HARNESS_BRIDGE_PORT',
+  ]);
+  // The refused bridge released its lease: a retry on a free port is not "already leased".
+  await t.rejects(access(join(dir, 'bridge.lease')), 'no lease left behind');
+  await starts(t, { HARNESS_DATA_DIR: dir });
+});
+
+t.test('a data directory the bridge creates is private to its user (0700)', async (t) => {
+  const dir = join(te.dir, 'created-private', 'runs');
+  await starts(t, { HARNESS_DATA_DIR: dir });
+  t.equal((await stat(dir)).mode & 0o777, 0o700, 'the data directory: 0700');
+  t.equal((await stat(dirname(dir))).mode & 0o777, 0o700, 'so is each parent it created');
 });
 
 t.test('data directory refusals', async (t) => {

@@ -1,5 +1,5 @@
 import { availableParallelism, homedir } from 'node:os';
-import { resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import t from 'tap';
 import { readBridgeEnv } from '../../src/server/env.js';
 
@@ -37,4 +37,12 @@ t.test('an IPv6 loopback written as in a URL is the address itself', async (t) =
   t.equal(readBridgeEnv({ ...bare, HARNESS_BRIDGE_HOST: '[::1]' }).host, '::1');
   t.equal(readBridgeEnv({ ...bare, HARNESS_BRIDGE_HOST: '::1' }).host, '::1');
   t.throws(() => readBridgeEnv({ ...bare, HARNESS_BRIDGE_HOST: '[::]' }), /HARNESS_BRIDGE_HOST/);
+});
+
+t.test('a relative data directory or repository root is resolved once, at startup', async (t) => {
+  // Later reads (the lease, the store, git run in another directory) must not depend on the cwd.
+  const env = readBridgeEnv({ ...bare, HARNESS_DATA_DIR: 'rel-data', HARNESS_REPO_ROOT: 'rel-repo' });
+  t.equal(env.dataDir, resolve('rel-data'));
+  t.equal(env.repoRoot, resolve('rel-repo'));
+  t.ok(isAbsolute(env.dataDir) && isAbsolute(env.repoRoot));
 });
