@@ -55,6 +55,8 @@ t.test('byte drift in a required artifact quarantines the completed run', async 
   t.equal(write.status, 409);
   t.equal(write.body.error, 'run_quarantined');
   t.ok(before.equals(await b.journal('r2')), 'journal unchanged');
+  // A create/sync call for the quarantined run is refused as the event is, never answered 500.
+  await expectRejected(t, b, 'r2', () => b.req('POST', '/runs', { id: 'r2' }), 409, 'run_quarantined');
 });
 
 t.test(

@@ -14,10 +14,10 @@ import { expectRejected, records, writeArtifact } from './helpers/expect.js';
  * quarantine of a completed run and its reads) stay bounded.
  */
 const sha = createHash('sha256').update('').digest('hex');
-const namingMissing = (n: number) =>
+const namingMissing = (n: number, dir = 'gone') =>
   JSON.stringify({
     schema: 'harness.run-packet.v2',
-    artifacts: Array.from({ length: n }, (_, i) => ({ path: `gone/${i}.txt`, sha256: sha })),
+    artifacts: Array.from({ length: n }, (_, i) => ({ path: `${dir}/${i}.txt`, sha256: sha })),
   });
 const bytes = (body: unknown) => Buffer.byteLength(JSON.stringify(body));
 const over = NAMED_PATHS_MAX + 2000;
@@ -128,3 +128,19 @@ t.test(
     );
   },
 );
+
+t.test('kept reasons longer than the view budget are cut in every read of the run', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  await driveToReady(b, 'long');
+  t.equal((await complete(b, 'long')).status, 201);
+  // QUARANTINE_REASONS_MAX reasons of over 1000 bytes each: past the 64 KiB a view shows.
+  const deep = Array.from({ length: 4 }, (_, i) => String(i).repeat(250)).join('/');
+  await writeArtifact(b.t.artifactRoot, 'run/packet.json', namingMissing(2 * QUARANTINE_REASONS_MAX, deep));
+  // The read that quarantines the run, then one that finds it quarantined when it loads it.
+  for (const read of ['quarantining', 'later']) {
+    const reasons: string[] = (await b.req('GET', '/runs/long')).body.run.quarantine.reasons;
+    t.ok(bytes(reasons) <= 64 * 1024, `${read} read: ${bytes(reasons)} bytes of reasons`);
+    t.match(reasons.at(-1), /^\d+ more reasons not shown$/, `${read} read: the cut is counted`);
+  }
+});

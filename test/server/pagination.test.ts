@@ -134,6 +134,10 @@ t.test('GET /runs/:id event pages', async (t) => {
     t.same(seqs(r), range(30, 80));
     t.equal(r.body['run'].eventPage.previousCursor, '0', 'max(0, offset - limit), never negative');
     t.equal(r.body['run'].eventPage.nextCursor, '80');
+    // One event in, there is still a previous page: the first event.
+    const one = await b.req('GET', '/runs/p?eventCursor=1&eventLimit=50');
+    t.same(seqs(one), range(1, 51));
+    t.equal(one.body['run'].eventPage.previousCursor, '0', 'a page from offset 1 has a previous page');
   });
 
   t.test('a cursor at or past the end returns an empty page', async (t) => {
@@ -168,58 +172,63 @@ t.test('GET /runs/:id event pages', async (t) => {
   });
 });
 
-t.test('a page that would pass 1 MiB is cut and marked byteLimited', async (t) => {
-  const b = await startTestBridge();
-  t.teardown(() => cleanup(b));
-  const big = 'x'.repeat(3500);
-  const fat = (i: number) =>
-    ev({
-      id: `fat${i}`,
-      message: big,
-      skipReason: big,
-      failureReason: big,
-      recoveryPath: big,
+// Measured in UTF-8 bytes: three-byte characters take three times the room their count says.
+for (const [text, run, big] of [
+  ['ASCII', 'fat', 'x'.repeat(3500)],
+  ['three-byte', 'fat3', '€'.repeat(1100)],
+] as const) {
+  t.test(`a page of ${text} text that would pass 1 MiB is cut and marked byteLimited`, async (t) => {
+    const b = await startTestBridge();
+    t.teardown(() => cleanup(b));
+    const fat = (i: number) =>
+      ev({
+        id: `fat${i}`,
+        message: big,
+        skipReason: big,
+        failureReason: big,
+        recoveryPath: big,
+      });
+    for (let i = 0; i < 100; i += 25) {
+      const rs = await Promise.all(
+        Array.from({ length: 25 }, (_, j) => b.req('POST', `/runs/${run}/events`, fat(i + j))),
+      );
+      t.ok(
+        rs.every((r) => r.status === 201),
+        'accepted',
+      );
+    }
+    const res = await fetch(`${b.url}/runs/${run}?eventCursor=0&eventLimit=100`, {
+      headers: { 'x-harness-bridge-token': b.t.env['HARNESS_BRIDGE_ACCESS_TOKEN']! },
     });
-  for (let i = 0; i < 100; i += 25) {
-    const rs = await Promise.all(
-      Array.from({ length: 25 }, (_, j) => b.req('POST', '/runs/fat/events', fat(i + j))),
-    );
-    t.ok(
-      rs.every((r) => r.status === 201),
-      'accepted',
-    );
-  }
-  const res = await fetch(`${b.url}/runs/fat?eventCursor=0&eventLimit=100`, {
-    headers: { 'x-harness-bridge-token': b.t.env['HARNESS_BRIDGE_ACCESS_TOKEN']! },
-  });
-  const text = await res.text();
-  t.ok(Buffer.byteLength(text) <= 1024 * 1024, `body ${Buffer.byteLength(text)} bytes is under 1 MiB`);
-  const body = JSON.parse(text);
-  const page = body.run.eventPage;
-  t.equal(page.byteLimited, true);
-  t.ok(page.returned > 0 && page.returned < 100, `returned ${page.returned}`);
-  t.equal(body.run.events.length, page.returned);
-  t.equal(page.nextCursor, String(page.returned), 'the next page starts where this one was cut');
-  t.equal(res.headers.get('x-harness-next-cursor'), String(page.returned));
+    const text = await res.text();
+    t.ok(Buffer.byteLength(text) <= 1024 * 1024, `body ${Buffer.byteLength(text)} bytes is under 1 MiB`);
+    const body = JSON.parse(text);
+    const page = body.run.eventPage;
+    t.equal(page.byteLimited, true);
+    t.ok(page.returned > 0 && page.returned < 100, `returned ${page.returned}`);
+    t.equal(body.run.events.length, page.returned);
+    t.equal(page.nextCursor, String(page.returned), 'the next page starts where this one was cut');
+    t.equal(res.headers.get('x-harness-next-cursor'), String(page.returned));
 
-  // The newest page (no cursor) is cut at its old end: its last event is the run's last.
-  const newest = await b.req('GET', '/runs/fat');
-  const np = newest.body['run'].eventPage;
-  const ids = newest.body['run'].events.map((e: any) => e.id);
-  t.equal(np.byteLimited, true);
-  t.ok(np.returned > 0 && np.returned < 100, `returned ${np.returned}`);
-  t.equal(ids.length, np.returned);
-  t.equal(ids.at(-1), 'fat99', 'the newest event is on the newest page');
-  t.same(
-    ids,
-    Array.from({ length: np.returned }, (_, i) => `fat${100 - np.returned + i}`),
-    'the newest events, in journal order',
-  );
-  t.equal(np.offset, 100 - np.returned, 'the offset is where the kept events begin');
-  t.equal(np.nextCursor, null);
-  t.equal(np.previousCursor, String(Math.max(0, np.offset - 100)));
-  t.equal(newest.headers.get('x-harness-page-offset'), String(np.offset));
-});
+    // The newest page (no cursor) is cut at its old end: its last event is the run's last.
+    const newest = await b.req('GET', `/runs/${run}`);
+    const np = newest.body['run'].eventPage;
+    const ids = newest.body['run'].events.map((e: any) => e.id);
+    t.equal(np.byteLimited, true);
+    t.ok(np.returned > 0 && np.returned < 100, `returned ${np.returned}`);
+    t.equal(ids.length, np.returned);
+    t.equal(ids.at(-1), 'fat99', 'the newest event is on the newest page');
+    t.same(
+      ids,
+      Array.from({ length: np.returned }, (_, i) => `fat${100 - np.returned + i}`),
+      'the newest events, in journal order',
+    );
+    t.equal(np.offset, 100 - np.returned, 'the offset is where the kept events begin');
+    t.equal(np.nextCursor, null);
+    t.equal(np.previousCursor, String(Math.max(0, np.offset - 100)));
+    t.equal(newest.headers.get('x-harness-page-offset'), String(np.offset));
+  });
+}
 
 t.test('creation order and its offsets survive a restart', async (t) => {
   const first = await startTestBridge();

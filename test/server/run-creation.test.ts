@@ -322,6 +322,29 @@ t.test('artifactRoot and adapter on creation', async (t) => {
     t.equal((await b.req('GET', '/runs/sync3')).body['run'].artifactRootSet, false, 'nothing was sealed');
   });
 
+  t.test(
+    'an assurance adapter commissions the run whether sealed on create, sync or first event',
+    async (t) => {
+      const adapter = join(b.t.repo, 'assured-adapter.json');
+      await writeFile(adapter, JSON.stringify({ finishLineAssurance: { required: true } }));
+      const created = await b.req('POST', '/runs', { id: 'assured1', adapterPath: adapter });
+      t.equal(created.status, 201, JSON.stringify(created.body));
+      t.equal(created.body['run'].commissioned, true, 'sealed on create');
+      const rootOnly = { artifactRoot: b.t.artifactRoot };
+      const plain = await b.req('POST', '/runs', { id: 'assured2', ...rootOnly });
+      t.equal(plain.body['run'].commissioned, false, 'no adapter yet');
+      const synced = await b.req('POST', '/runs', { id: 'assured2', adapterPath: adapter });
+      t.equal(synced.status, 200, JSON.stringify(synced.body));
+      t.equal(synced.body['run'].commissioned, true, 'sealed by a sync call');
+      t.equal((await b.req('GET', '/runs/assured2')).body['run'].commissioned, true, 'and stored so');
+      t.equal((await b.req('POST', '/runs', { id: 'assured3', ...rootOnly })).status, 201);
+      const first = await b.req('POST', '/runs/assured3/events', ev({ adapterPath: adapter }));
+      t.equal(first.status, 201, JSON.stringify(first.body));
+      const read = await b.req('GET', '/runs/assured3');
+      t.equal(read.body['run'].commissioned, true, 'sealed by the first event');
+    },
+  );
+
   t.test('adding the adapter never reseals a root whose path now leads elsewhere', async (t) => {
     const a = join(b.t.dir, 'swap-a');
     const other = join(b.t.dir, 'swap-b');
@@ -459,6 +482,29 @@ t.test('artifactRoot and adapter on creation', async (t) => {
       ['intake', 'prove', 'handoff'],
       'the sealed adapter still decides the required nodes',
     );
+  });
+
+  t.test('a sealed adapter is its path and its bytes: a copy, or the file edited, differs', async (t) => {
+    const sealed = join(b.t.repo, 'bytes-adapter.json');
+    const copy = join(b.t.repo, 'bytes-adapter-copy.json');
+    const text = JSON.stringify({ runtime: { requiredNodes: ['intake'] } });
+    await writeFile(sealed, text);
+    await writeFile(copy, text);
+    t.equal((await b.req('POST', '/runs', { id: 'adbytes', adapterPath: sealed })).status, 201);
+    const refused = async (adapterPath: string) => {
+      const r = await expectRejected(
+        t,
+        b,
+        'adbytes',
+        () => b.req('POST', '/runs', { id: 'adbytes', adapterPath }),
+        409,
+        'run_already_exists',
+      );
+      t.match(r.body['problems'], [/^adapterPath differs/]);
+    };
+    await refused(copy);
+    await writeFile(sealed, JSON.stringify({ runtime: { requiredNodes: ['route'] } }));
+    await refused(sealed);
   });
 
   t.test('an invalid adapter document is refused', async (t) => {

@@ -51,3 +51,22 @@ for (const file of ['journal', 'snapshot', 'config'] as const) {
     );
   });
 }
+
+t.test('a run opened by a refused create/sync call is released: a link planted later is found', async (t) => {
+  const te = await makeTestEnv();
+  const b = await startTestBridge(te, { storage: { cacheSize: 1 } });
+  t.teardown(() => cleanup(b));
+  t.equal((await b.req('POST', '/runs', { id: 'synced', title: 'one' })).status, 201);
+  t.equal((await b.req('POST', '/runs/synced/events', ev({ id: 's-0' }))).status, 201);
+  const differs = () => b.req('POST', '/runs', { id: 'synced', title: 'two' });
+  await expectRejected(t, b, 'synced', differs, 409, 'run_already_exists');
+  // Still pinned, the run would stay cached and never be opened again to find the link.
+  t.equal((await b.req('POST', '/runs/other/events', ev({ id: 'o-0' }))).status, 201);
+  const path = runPaths(te.dataDir, 'synced').journal;
+  const outside = join(te.dir, 'outside-synced-journal');
+  await copyFile(path, outside);
+  await rename(path, `${path}.gone`);
+  await symlink(outside, path);
+  const got = await b.req('GET', '/runs/synced');
+  t.equal(got.body['run'].status, 'quarantined', JSON.stringify(got.body).slice(0, 300));
+});
