@@ -256,6 +256,11 @@ t.test('artifactRoot and adapter on creation', async (t) => {
       409,
       'run_already_exists',
     );
+    // A root that no longer resolves is not the sealed one either.
+    const gone = join(b.t.dir, 'gone-root');
+    const missing = () => b.req('POST', '/runs', { id: 'late', artifactRoot: gone });
+    const r = await expectRejected(t, b, 'late', missing, 409, 'run_already_exists');
+    t.match(r.body['problems'], [/^artifactRoot differs/]);
   });
 
   t.test('a create that set only the root lets the first event add the adapter, once', async (t) => {
@@ -333,6 +338,10 @@ t.test('artifactRoot and adapter on creation', async (t) => {
       const rootOnly = { artifactRoot: b.t.artifactRoot };
       const plain = await b.req('POST', '/runs', { id: 'assured2', ...rootOnly });
       t.equal(plain.body['run'].commissioned, false, 'no adapter yet');
+      const ordinary = join(b.t.repo, 'unassured-adapter.json');
+      await writeFile(ordinary, JSON.stringify({ finishLineAssurance: { required: false } }));
+      const other = await b.req('POST', '/runs', { id: 'assured0', adapterPath: ordinary });
+      t.equal(other.body['run'].commissioned, false, 'an adapter without assurance does not commission');
       const synced = await b.req('POST', '/runs', { id: 'assured2', adapterPath: adapter });
       t.equal(synced.status, 200, JSON.stringify(synced.body));
       t.equal(synced.body['run'].commissioned, true, 'sealed by a sync call');

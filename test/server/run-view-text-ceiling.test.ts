@@ -279,6 +279,9 @@ t.test('every answer carrying a run whose texts are all at their limits stays un
   conforms(t, CreatedRun, repeat.body, 'POST /runs 200');
   const view = repeat.body['run'];
   t.same(view.nodes, run.nodes, 'POST /runs shows the same shortened texts');
+  // Only the view's copies are shortened: the run's own artifact records keep their texts whole.
+  t.same(view.artifacts, run.artifacts, 'and the same artifact records');
+  t.equal(view.textsShortened, run.textsShortened, 'as many texts shortened the second time');
   t.ok(bytes(view) <= RUN_VIEW_MAX_BYTES, `the view, ${bytes(view)} bytes, is within the analytic bound`);
 
   // A full GET /runs page of the longest titles (the worst run among them).
