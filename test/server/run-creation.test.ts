@@ -493,6 +493,17 @@ t.test('artifactRoot and adapter on creation', async (t) => {
     );
   });
 
+  t.test('an adapter in the sealed root repeats without the root being named again', async (t) => {
+    const root = join(b.t.dir, 'root-with-adapter');
+    await mkdir(root);
+    const adapter = join(root, 'adapter.json');
+    await writeFile(adapter, JSON.stringify({ runtime: { requiredNodes: ['intake'] } }));
+    const made = await b.req('POST', '/runs', { id: 'inroot', artifactRoot: root, adapterPath: adapter });
+    t.equal(made.status, 201, JSON.stringify(made.body));
+    const repeat = await b.req('POST', '/runs', { id: 'inroot', adapterPath: adapter });
+    t.equal(repeat.status, 200, JSON.stringify(repeat.body));
+  });
+
   t.test('a sealed adapter is its path and its bytes: a copy, or the file edited, differs', async (t) => {
     const sealed = join(b.t.repo, 'bytes-adapter.json');
     const copy = join(b.t.repo, 'bytes-adapter-copy.json');
