@@ -194,6 +194,8 @@ t.test('rule 4: self_heal.detected needs a later resolution', async (t) => {
     201,
   );
   await expectBlocked(t, b, 'c6', 1);
+  const pending = (await b.req('GET', '/runs/c6')).body['run'].selfHeal;
+  t.match(pending, { detected: true, resolved: false }, 'the view shows the open detection');
   t.equal((await b.req('POST', '/runs/c6/events', opened)).status, 201);
   t.equal((await b.req('POST', '/runs/c6/events', completion())).status, 201);
 });
