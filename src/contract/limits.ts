@@ -95,6 +95,13 @@ export const CONFIG_MAX_BYTES = 64 * 1024;
 export const SNAPSHOT_MAX_BYTES = 8 * 1024 * 1024;
 export const JOURNAL_RECORD_MAX_BYTES = 32 * 1024;
 /**
+ * An adapter's artifactByNode, as a completion seals it: the sum over its paths of the path as
+ * JSON plus 68 bytes (its digest, quotes, colon and comma). With a stored event of at most
+ * EVENT_MAX_BYTES and 4 KiB for the rest of the seal and the record's own fields, every accepted
+ * run.completed record fits JOURNAL_RECORD_MAX_BYTES.
+ */
+export const ADAPTER_ARTIFACT_PATHS_MAX_BYTES = 12 * 1024;
+/**
  * A run's events.jsonl: past this, appends answer 409 run_history_full. It holds the default
  * 100000 events even at the record ceiling (3.2 GB), and is read back in bounded chunks.
  */

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { lstat, realpath } from 'node:fs/promises';
 import { delimiter, isAbsolute, relative, resolve, sep } from 'node:path';
 import {
+  ADAPTER_ARTIFACT_PATHS_MAX_BYTES,
   ALWAYS_REQUIRED,
   artifactPathProblems,
   DEFAULT_ARTIFACT_BY_NODE,
@@ -173,6 +174,15 @@ export function parseAdapter(
         }
       }
     }
+  }
+  const sealed = Object.values(shape.artifactByNode).reduce(
+    (sum, path) => sum + Buffer.byteLength(JSON.stringify(path)) + 68,
+    0,
+  );
+  if (sealed > ADAPTER_ARTIFACT_PATHS_MAX_BYTES) {
+    problems.push(
+      `runtime.artifactByNode: its paths take ${sealed} bytes as a completion seals them; at most ${ADAPTER_ARTIFACT_PATHS_MAX_BYTES}`,
+    );
   }
   const fla = doc['finishLineAssurance'];
   let required = false;
