@@ -34,6 +34,8 @@ export function adapterRootsFromEnv(env: NodeJS.ProcessEnv = process.env): strin
  * finishLineAssurance.required are consumed; other fields are ignored.
  */
 export const ADAPTER_FILE = 'project-adapter.json';
+/** What a completion seal adds to each artifact path: `:"<64 hex digits>",`. */
+const SEAL_ENTRY_BYTES = 68;
 export const ADAPTER_MAX_BYTES = 256 * 1024;
 
 export class AdapterPolicyError extends Error {
@@ -176,7 +178,7 @@ export function parseAdapter(
     }
   }
   const sealed = Object.values(shape.artifactByNode).reduce(
-    (sum, path) => sum + Buffer.byteLength(JSON.stringify(path)) + 68,
+    (sum, path) => sum + Buffer.byteLength(JSON.stringify(path)) + SEAL_ENTRY_BYTES,
     0,
   );
   if (sealed > ADAPTER_ARTIFACT_PATHS_MAX_BYTES) {

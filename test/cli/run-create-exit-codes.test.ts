@@ -2,6 +2,7 @@ import t from 'tap';
 import { execa } from '#execa';
 import { cleanup, startTestBridge } from '../helpers/bridge.js';
 import { CLI, clientStub } from '../helpers/cli.js';
+import { agentEnv } from '../helpers/mcp.js';
 
 /**
  * `harness run create` exits as every command does (CONTRACT 8): 2 for a usage error, made before
@@ -46,12 +47,7 @@ t.test(
   async (t) => {
     const b = await startTestBridge();
     t.teardown(() => cleanup(b));
-    const env = {
-      PATH: process.env['PATH'] ?? '',
-      HOME: b.t.dir,
-      HARNESS_BRIDGE_URL: b.url,
-      HARNESS_BRIDGE_ACCESS_TOKEN: b.t.env['HARNESS_BRIDGE_ACCESS_TOKEN']!,
-    };
+    const env = agentEnv(b);
     const create = (title: string) =>
       runCreate(['rc', '--artifact-root', b.t.artifactRoot, '--title', title], env);
     const first = await create('one');
