@@ -116,6 +116,14 @@ t.test('credentials in bodies', async (t) => {
     t.equal((await b.req('GET', '/runs/leak2')).status, 404, 'no run created');
   });
 
+  t.test('a JSON array carrying a credential is refused as one, not only as a malformed body', async (t) => {
+    for (const secret of [human, access]) {
+      await expectRejected(t, b, RUN, () => b.req('POST', `/runs/${RUN}/events`, [secret]), 400, code);
+      await expectRejected(t, b, 'leak3', () => b.req('POST', '/runs', ['x', secret]), 400, code);
+    }
+    t.equal(await storedRun(b, 'leak3'), null, 'no run created');
+  });
+
   t.test('a run ID that carries a credential is refused on writes and reads', async (t) => {
     // Run IDs are stored and shown in every view (and, through the UI proxy, in the browser).
     for (const s of [human, access, key]) {

@@ -493,6 +493,25 @@ t.test('artifactRoot and adapter on creation', async (t) => {
     );
   });
 
+  t.test('a differing adapter is named even when the root the repeat adds is invalid', async (t) => {
+    const sealed = join(b.t.repo, 'noroot-adapter.json');
+    const other = join(b.t.repo, 'noroot-other-adapter.json');
+    await writeFile(sealed, JSON.stringify({ runtime: { requiredNodes: ['intake'] } }));
+    await writeFile(other, JSON.stringify({ runtime: { requiredNodes: ['route'] } }));
+    t.equal((await b.req('POST', '/runs', { id: 'adnoroot', adapterPath: sealed })).status, 201);
+    const gone = join(b.t.dir, 'never-made-root');
+    const r = await expectRejected(
+      t,
+      b,
+      'adnoroot',
+      () => b.req('POST', '/runs', { id: 'adnoroot', artifactRoot: gone, adapterPath: other }),
+      409,
+      'run_already_exists',
+    );
+    t.match(r.body['problems'], [/^adapterPath differs/]);
+    t.equal((await b.req('GET', '/runs/adnoroot')).body['run'].artifactRootSet, false);
+  });
+
   t.test('an adapter in the sealed root repeats without the root being named again', async (t) => {
     const root = join(b.t.dir, 'root-with-adapter');
     await mkdir(root);
