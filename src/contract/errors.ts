@@ -62,7 +62,10 @@ export const ERROR_CODES = {
     doc: 'The body is larger than the route allows (declared or streamed), or the event as it would be stored (canonical JSON, id and ts filled in) exceeds 16 KiB.',
   },
   unsupported_media_type: { status: 415, doc: 'A write whose content-type is not application/json.' },
-  bridge_busy: { status: 503, doc: 'A bounded queue is full; retry after the `retry-after` seconds.' },
+  bridge_busy: {
+    status: 503,
+    doc: 'A bounded queue is full, or the bridge is shutting down; retry after the `retry-after` seconds.',
+  },
   malformed_request: {
     status: 400,
     doc: 'The request is not well-formed HTTP/1.1 (its request line or a header, or more body bytes than its Content-Length say); the connection is closed.',

@@ -74,6 +74,8 @@ export const INLINE_HASH_MAX_BYTES = 64 * 1024;
 /** Pending operations per run before 503 bridge_busy, and across the bridge. */
 export const RUN_QUEUE_MAX = 1024;
 export const GLOBAL_QUEUE_MAX = 8192;
+/** How long shutdown waits for the operations already admitted before it closes connections. */
+export const SHUTDOWN_GRACE_MS = 5_000;
 /**
  * The approval text one run may hold: the UTF-8 bytes of the owner and scope of every approval it
  * keeps (pending or decided), plus APPROVAL_RECORD_BYTES per approval for the record and index

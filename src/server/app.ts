@@ -26,6 +26,7 @@ import { strictQuery } from './query.js';
 import { registerEventRoute } from './routes/events.js';
 import { registerHealthRoute } from './routes/health.js';
 import { registerRunRoutes } from './routes/runs.js';
+import { shuttingDown } from './run-queue.js';
 
 /**
  * TypeBox validation, as @fastify/type-provider-typebox's TypeBoxValidatorCompiler does it (a body
@@ -58,6 +59,7 @@ export async function buildApp(ctx: BridgeContext, opts: AppOptions = {}): Promi
   const browserHeaders = browserDefence(() => ctx.port());
   const guardRequest = (req: FastifyRequest) => {
     browserHeaders(req);
+    if (ctx.queue.closed) throw shuttingDown();
     // The raw path, not req.routeOptions (a fresh object per access on the hot path). A spelling
     // that routes to /health but differs from it (percent-encoded) only ever needs the token.
     const isHealth = req.url === '/health' || req.url.startsWith('/health?');
@@ -80,7 +82,9 @@ export async function buildApp(ctx: BridgeContext, opts: AppOptions = {}): Promi
     bodyLimit: Math.max(EVENT_MAX_BYTES, CREATE_RUN_MAX_BYTES),
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
-    return503OnClosing: true,
+    // Requests reaching a closing bridge are refused by guardRequest, in the envelope (Fastify's
+    // own 503 body is not the contract's).
+    return503OnClosing: false,
     forceCloseConnections: true,
     clientErrorHandler,
     // A request without Host is refused by the browser defence (403 host_not_allowed, in the

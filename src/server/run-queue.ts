@@ -13,6 +13,9 @@ interface Slot {
 export class RunQueue {
   private readonly tails = new Map<string, Slot>();
   private total = 0;
+  private closing = false;
+  private drained: (() => void) | null = null;
+  private drain: Promise<void> | null = null;
 
   constructor(
     private readonly perRun = RUN_QUEUE_MAX,
@@ -21,6 +24,24 @@ export class RunQueue {
 
   get pending(): number {
     return this.total;
+  }
+
+  /** True once `close` was called: every later operation is refused. */
+  get closed(): boolean {
+    return this.closing;
+  }
+
+  /**
+   * Shutdown: refuses every later operation (503 `bridge_busy`, the bridge is shutting down) and
+   * resolves once every admitted one has settled, so what was accepted is answered first.
+   */
+  close(): Promise<void> {
+    this.closing = true;
+    if (this.total === 0) return Promise.resolve();
+    this.drain ??= new Promise((resolve) => {
+      this.drained = resolve;
+    });
+    return this.drain;
   }
 
   run<T>(runId: string, op: () => Promise<T>): Promise<T> {
@@ -58,7 +79,8 @@ export class RunQueue {
 
   private admit(runId: string): Slot {
     const slot = this.tails.get(runId) ?? { tail: Promise.resolve(), waiting: 0 };
-    if (slot.waiting >= this.perRun || this.total >= this.global) {
+    if (slot.waiting >= this.perRun || this.total >= this.global || this.closing) {
+      if (this.closing) throw shuttingDown();
       throw new BridgeError('bridge_busy', 'the bridge is busy; retry shortly', [], { 'retry-after': '1' });
     }
     slot.waiting++;
@@ -70,7 +92,15 @@ export class RunQueue {
   private done(runId: string, slot: Slot): void {
     slot.waiting--;
     this.total--;
+    if (this.total === 0) this.drained?.();
     // No operation admitted to this slot is still waiting or in flight: its tail has settled.
     if (slot.waiting === 0 && this.tails.get(runId) === slot) this.tails.delete(runId);
   }
 }
+
+/** The answer to any request once shutdown has begun: retry (the restarted bridge takes it). */
+export const shuttingDown = (): BridgeError =>
+  new BridgeError('bridge_busy', 'the bridge is shutting down; retry shortly', [], {
+    'retry-after': '1',
+    connection: 'close',
+  });

@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
+import { SHUTDOWN_GRACE_MS } from '../contract/index.js';
 import { checkLayout } from '../storage/layout.js';
 import { acquireLease, acquireMutex, type Lease, StartupError } from '../storage/lease.js';
 import { RunStore, type StoreOptions } from '../storage/store.js';
@@ -10,6 +11,18 @@ import { type BridgeEnv, readBridgeEnv } from './env.js';
 import { RunQueue } from './run-queue.js';
 import { validatorCodeDigest } from './runtime-identity.js';
 import { checkTrustPin } from './trust-pin.js';
+
+async function drainWithin(queue: RunQueue, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  try {
+    await Promise.race([queue.close(), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 export interface RunningBridge {
   app: FastifyInstance;
@@ -40,6 +53,8 @@ export interface StartOptions {
   >;
   /** How often the lease is checked and renewed (tests make it short); LEASE_RENEW_MS otherwise. */
   leaseRenewMs?: number;
+  /** How long shutdown waits for admitted operations (tests make it short); SHUTDOWN_GRACE_MS otherwise. */
+  shutdownGraceMs?: number;
   /**
    * Where storage and recovery report what they did: a run quarantined, a torn tail cut, records
    * rewritten from the commit log, a snapshot skipped. `harness bridge` writes them to stderr.
@@ -136,6 +151,9 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
   let closed: Promise<void> | null = null;
   const close = () => {
     closed ??= (async () => {
+      // What was admitted is answered first (new requests get 503 bridge_busy meanwhile), within
+      // a grace period: a finish-line run can take minutes, and its agent retries the same id.
+      await drainWithin(ctx.queue, opts.shutdownGraceMs ?? SHUTDOWN_GRACE_MS);
       await app.close();
       await store.close();
       await pool.close();

@@ -74,3 +74,42 @@ t.test('a failing decision rejects without waiting and frees the slot', async (t
   await tick();
   t.equal(q.pending, 0);
 });
+
+t.test('close: later operations are refused, and it resolves once the admitted ones settle', async (t) => {
+  const q = new RunQueue(4, 100);
+  const sync = deferred();
+  const held = deferred();
+  const write = q.runThenSettle('r', async () => ({ value: 'w', settled: sync.promise }));
+  const read = q.run('s', () => held.promise.then(() => 'read'));
+  let drained = false;
+  const closing = q.close().then(() => {
+    drained = true;
+  });
+  t.equal(q.closed, true);
+  t.throws(() => q.run('other', async () => 'x'), {
+    code: 'bridge_busy',
+    message: /shutting down/,
+    headers: { 'retry-after': '1', connection: 'close' },
+  });
+  t.throws(() => q.run('r', async () => 'x'), { code: 'bridge_busy' }, 'a busy run too');
+  await tick();
+  t.equal(drained, false, 'not drained while two operations are pending');
+  held.resolve();
+  t.equal(await read, 'read', 'an admitted operation still runs and answers');
+  await tick();
+  t.equal(drained, false, 'the write is not durable yet');
+  sync.resolve();
+  t.equal(await write, 'w');
+  await closing;
+  t.equal(q.pending, 0);
+  await q.close();
+});
+
+t.test('close with nothing pending resolves at once', async (t) => {
+  const q = new RunQueue(4, 100);
+  await q.close();
+  t.equal(q.closed, true);
+  t.throws(() => q.runThenSettle('r', async () => ({ value: 1, settled: Promise.resolve() })), {
+    code: 'bridge_busy',
+  });
+});
