@@ -88,9 +88,14 @@ t.test('a write the disk refuses: 500s, the process lives, nothing unacknowledge
   t.teardown(() => cleanup(b));
   const present = new Set<string>();
   for (const runId of RUNS) {
+    // A run whose first event was refused may not exist: one assertion either way, so the
+    // suite's count does not depend on where the failure fell.
     const r = await b.req('GET', `/runs/${runId}`);
+    t.ok(
+      r.status === 404 || r.body['run'].status === 'running',
+      `${runId} is absent or not quarantined (${r.status})`,
+    );
     if (r.status === 404) continue;
-    t.equal(r.body['run'].status, 'running', `${runId} is not quarantined`);
     for (const e of await allEvents(b, runId)) present.add(e.id);
   }
   for (const runId of RUNS) {
