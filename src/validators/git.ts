@@ -76,7 +76,9 @@ async function inShadow(
       extendEnv: false,
       env: { ...env, ...shadow.env, ...(index === undefined ? {} : { GIT_INDEX_FILE: index }) },
     });
-    return { exitCode: r.exitCode ?? -1, stdout: r.stdout };
+    // Past maxBuffer execa truncates stdout yet keeps git's exit code (0 once git had written
+    // everything): a cut listing is no answer, never a shorter one.
+    return { exitCode: r.isMaxBuffer ? -1 : (r.exitCode ?? -1), stdout: r.stdout };
   };
   try {
     return await use(run, shadow.dir);
