@@ -1,9 +1,19 @@
-import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { changesSince, commitExists, isAncestor } from '../../src/validators/git.js';
-import { gitIn } from '../helpers/bridge.js';
+import { execa } from '#execa';
+import {
+  changesSince,
+  commitExists,
+  committedObjectId,
+  headCommit,
+  isAncestor,
+  statusChangedPaths,
+  treeOf,
+  workingTreeStatus,
+} from '../../src/validators/git.js';
+import { commitFiles, gitIn } from '../helpers/bridge.js';
 
 /**
  * The finish line's git queries answer "no" (or null: cannot tell) whenever git cannot confirm,
@@ -38,6 +48,19 @@ t.test('isAncestor: yes only when git confirms it', async (t) => {
   t.notOk(await isAncestor(repo, second, first));
   t.notOk(await isAncestor(repo, absent, second), 'git fails on an unknown commit: no');
   t.notOk(await isAncestor(join(repo, 'not-a-repo'), first, second), 'git cannot run there: no');
+  t.notOk(await isAncestor(repo, 'HEAD~1', second), 'an ancestor git could resolve is still no name');
+  t.notOk(await isAncestor(repo, first, 'HEAD'), 'nor is a descendant');
+});
+
+t.test('treeOf: only for a full commit name', async (t) => {
+  t.equal(await treeOf(repo, second), await git('rev-parse', `${second}^{tree}`));
+  t.equal(await treeOf(repo, 'HEAD'), null, 'a ref git could resolve is refused');
+});
+
+t.test('committedObjectId: null for nothing committed there, a throw when git cannot answer', async (t) => {
+  t.equal(await committedObjectId(repo, 'a.txt'), blob);
+  t.equal(await committedObjectId(repo, 'absent.txt'), null, 'nothing committed at that path');
+  await t.rejects(committedObjectId(join(repo, 'not-a-repo'), 'a.txt'), 'no repository: no answer');
 });
 
 t.test('changesSince: null when git cannot answer, never an empty list', async (t) => {
@@ -46,4 +69,40 @@ t.test('changesSince: null when git cannot answer, never an empty list', async (
   t.same(await changesSince(repo, second, null), ['b.txt']);
   t.equal(await changesSince(repo, absent, null), null, 'an unknown commit');
   t.equal(await changesSince(join(repo, 'not-a-repo'), second, null), null, 'no repository');
+});
+
+t.test('changesSince: a commit that is not a full name never reaches git as an option', async (t) => {
+  const written = join(repo, 'written-by-git');
+  t.equal(await changesSince(repo, `--output=${written}`, null), null);
+  t.equal(await changesSince(repo, 'HEAD', null), null, 'nor is a ref taken');
+  t.notOk((await readdir(repo)).includes('written-by-git'), 'git wrote no file');
+});
+
+t.test('a directory in no repository at all: no answer, found by walking up to the root', async (t) => {
+  const outside = await realpath(await mkdtemp(join(tmpdir(), 'harness-no-repo-')));
+  t.teardown(() => rm(outside, { recursive: true, force: true }));
+  const enclosing = await execa('git', ['rev-parse', '--show-toplevel'], { cwd: outside, reject: false });
+  if (enclosing.exitCode === 0) {
+    t.comment(`not run: the temporary directory is inside the repository ${enclosing.stdout}`);
+    return;
+  }
+  t.equal(await headCommit(outside), null);
+  t.equal(await changesSince(outside, second, null), null);
+});
+
+t.test('a merge left in conflict is compared, its unmerged path reported as changed', async (t) => {
+  const merging = await realpath(await mkdtemp(join(tmpdir(), 'harness-merge-')));
+  t.teardown(() => rm(merging, { recursive: true, force: true }));
+  const g = gitIn(merging);
+  await commitFiles(merging, { 'a.txt': 'one\n', 'b.txt': 'b\n' }, true);
+  await g('branch', 'side');
+  const ours = await commitFiles(merging, { 'a.txt': 'ours\n' });
+  await g('checkout', '-q', 'side');
+  await commitFiles(merging, { 'a.txt': 'theirs\n' });
+  await g('checkout', '-q', ours);
+  const identity = ['-c', 'user.name=t', '-c', 'user.email=t@localhost'];
+  const merge = await execa('git', [...identity, 'merge', '-q', 'side'], { cwd: merging, reject: false });
+  t.not(merge.exitCode, 0, 'control: the merge stops on a conflict');
+  t.same(await changesSince(merging, ours, null), ['a.txt']);
+  t.same(statusChangedPaths(await workingTreeStatus(merging, null)), ['a.txt']);
 });
