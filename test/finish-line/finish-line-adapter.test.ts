@@ -2,7 +2,13 @@ import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { AdapterPolicyError, defaultRunShape, resolveAdapter } from '../../src/validators/adapter.js';
+import { ADAPTER_ARTIFACT_PATHS_MAX_BYTES, NODE_IDS } from '../../src/contract/index.js';
+import {
+  ADAPTER_MAX_BYTES,
+  AdapterPolicyError,
+  defaultRunShape,
+  resolveAdapter,
+} from '../../src/validators/adapter.js';
 
 async function dirs(t: any) {
   const base = await realpath(await mkdtemp(join(tmpdir(), 'hb-adapter-')));
@@ -111,14 +117,17 @@ t.test('adapter-policy: symlink escapes are refused (file link and directory lin
   await refuse(t, { ...o, adapterPath: undefined }, 'symbolic link');
 });
 
+/** project-adapter.json named relative to the artifact root. */
+const atRoot = (d: Awaited<ReturnType<typeof dirs>>) => ({
+  realArtifactRoot: d.root,
+  repoRoot: d.repo,
+  adapterRoots: [],
+  adapterPath: 'project-adapter.json',
+});
+
 t.test('adapter-policy: invalid JSON, shapes and unknown node ids are refused', async (t) => {
   const d = await dirs(t);
-  const o = {
-    realArtifactRoot: d.root,
-    repoRoot: d.repo,
-    adapterRoots: [],
-    adapterPath: 'project-adapter.json',
-  };
+  const o = atRoot(d);
   const cases: [string, string][] = [
     ['{not json', 'not valid JSON'],
     ['[]', 'must be a JSON object'],
@@ -128,11 +137,49 @@ t.test('adapter-policy: invalid JSON, shapes and unknown node ids are refused', 
     [JSON.stringify({ runtime: { artifactByNode: { prove: '/abs.json' } } }), 'must be relative'],
     [JSON.stringify({ runtime: { requiredNodes: 'prove' } }), 'array of node ids'],
     [JSON.stringify({ finishLineAssurance: { required: 'yes' } }), 'must be a boolean'],
+    [JSON.stringify({ runtime: 'prove' }), 'runtime must be an object'],
+    [JSON.stringify({ runtime: { artifactByNode: { prove: 5 } } }), 'must be a non-empty path'],
+    [
+      JSON.stringify({ runtime: { artifactByNode: { prove: 'p'.repeat(1025) } } }),
+      'must be a non-empty path',
+    ],
   ];
   for (const [body, fragment] of cases) {
     await writeFile(join(d.root, 'project-adapter.json'), body);
     await refuse(t, o, fragment);
   }
+});
+
+t.test('adapter-policy: each bound holds up to the byte, and refuses one past it', async (t) => {
+  const d = await dirs(t);
+  const o = atRoot(d);
+  const put = (doc: object, size?: number) =>
+    writeFile(join(d.root, 'project-adapter.json'), JSON.stringify(doc).padEnd(size ?? 0, ' '));
+
+  // The artifact paths as a completion seals each (`"<path>":"<64 hex digits>",`), 14 of them.
+  const sealed = (map: Record<string, string>) =>
+    Object.values(map).reduce((n, path) => n + Buffer.byteLength(JSON.stringify(path)) + 68, 0);
+  const pathsOf = (total: number) => {
+    const named = (pad: number) => Object.fromEntries(NODE_IDS.map((id) => [id, `${id}/${'p'.repeat(pad)}`]));
+    const map: Record<string, string> = named(Math.floor((total - sealed(named(0))) / NODE_IDS.length));
+    const last = NODE_IDS[NODE_IDS.length - 1]!;
+    map[last] = `${map[last]}${'p'.repeat(total - sealed(map))}`;
+    return map;
+  };
+  const atBound = pathsOf(ADAPTER_ARTIFACT_PATHS_MAX_BYTES);
+  t.equal(sealed(atBound), ADAPTER_ARTIFACT_PATHS_MAX_BYTES);
+  await put({ runtime: { artifactByNode: atBound } });
+  t.same((await resolveAdapter(o))?.artifactByNode, atBound, 'paths taking exactly the bound are accepted');
+  await put({ runtime: { artifactByNode: pathsOf(ADAPTER_ARTIFACT_PATHS_MAX_BYTES + 1) } });
+  await refuse(t, o, `its paths take ${ADAPTER_ARTIFACT_PATHS_MAX_BYTES + 1} bytes`);
+
+  await put({ runtime: { artifactByNode: { prove: 'p'.repeat(1024) } } });
+  t.equal((await resolveAdapter(o))?.artifactByNode.prove, 'p'.repeat(1024), 'a path of 1024 characters');
+
+  await put({}, ADAPTER_MAX_BYTES);
+  t.ok(await resolveAdapter(o), `an adapter file of ${ADAPTER_MAX_BYTES} bytes`);
+  await put({}, ADAPTER_MAX_BYTES + 1);
+  await refuse(t, o, `larger than ${ADAPTER_MAX_BYTES} bytes`);
 });
 
 t.test('defaultRunShape: all 14 nodes and the default artifacts', async (t) => {
