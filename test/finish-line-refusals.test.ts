@@ -23,6 +23,11 @@ const external: [string, string, (d: any) => void][] = [
   ],
   ['a proof naming a validator', 'proof/proof.json', (d) => (d.validator = 'external-ci')],
   ['an rca naming a validation runtime', 'rca/rca.json', (d) => (d.rootCause.validationRuntime = 'x')],
+  [
+    'a packet naming the bridge runtime with a command of its own',
+    'run/packet.json',
+    (d) => (d.validation = { runtime: 'harness-bridge', command: 'node /tmp/v.js' }),
+  ],
 ];
 for (const [name, path, fn] of external) {
   t.test(`external-validation-runtime: ${name} is refused`, async (t) => {

@@ -64,6 +64,11 @@ const mutations: [string, (p: any) => void, string][] = [
     (p) => (p.publicKeyPem = '-----BEGIN PUBLIC KEY-----'),
     'self-declared reviewer trust',
   ],
+  [
+    'a PEM block in a field of any name',
+    (p) => (p.claims[0].statement = '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----'),
+    'self-declared reviewer trust',
+  ],
   ['an unknown field', (p) => (p.extra = 1), 'does not validate as harness.run-packet.v3'],
 ];
 for (const [name, fn, fragment] of mutations) {
