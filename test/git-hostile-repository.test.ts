@@ -1,4 +1,16 @@
-import { mkdir, mkdtemp, readdir, readFile, realpath, rm, unlink, utimes, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  realpath,
+  rm,
+  symlink,
+  unlink,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
@@ -367,6 +379,29 @@ t.test('a .gitconfig in HOME defines nothing for git either', async (t) => {
     process.env['HOME'] = saved;
   });
   await driveAll(t, h, ['a.txt']);
+});
+
+/**
+ * Settings that run nothing yet change what git compares: in a per-user config, `core.fileMode`
+ * and `core.symlinks` off would hide a script made executable and a link replaced by a file.
+ */
+t.test('nor can a .gitconfig in HOME make git overlook a mode or a type change', async (t) => {
+  const h = await repository(t);
+  await symlink('a.txt', join(h.repo, 'link'));
+  const head = await commitFiles(h.repo, { 'run.sh': 'echo ok\n' });
+  const home = join(h.repo, '..', 'home');
+  await mkdir(home);
+  await writeFile(join(home, '.gitconfig'), '[core]\n\tfileMode = false\n\tsymlinks = false\n');
+  await chmod(join(h.repo, 'run.sh'), 0o755);
+  await unlink(join(h.repo, 'link'));
+  await writeFile(join(h.repo, 'link'), 'a.txt');
+  const saved = process.env['HOME'];
+  process.env['HOME'] = home;
+  t.teardown(() => {
+    process.env['HOME'] = saved;
+  });
+  t.same((await changesSince(h.repo, head, null))?.sort(), ['link', 'run.sh']);
+  t.same(statusChangedPaths(await workingTreeStatus(h.repo, null)).sort(), ['link', 'run.sh']);
 });
 
 t.test('a sha256 repository is read with its object format', async (t) => {
