@@ -1,6 +1,6 @@
-import { mkdtemp, readdir, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import t from 'tap';
 import { execa } from '#execa';
 import {
@@ -11,6 +11,7 @@ import {
   isAncestor,
   statusChangedPaths,
   treeOf,
+  workingTreeScope,
   workingTreeStatus,
 } from '../../src/validators/git.js';
 import { commitFiles, gitIn } from '../helpers/bridge.js';
@@ -105,4 +106,38 @@ t.test('a merge left in conflict is compared, its unmerged path reported as chan
   t.not(merge.exitCode, 0, 'control: the merge stops on a conflict');
   t.same(await changesSince(merging, ours, null), ['a.txt']);
   t.same(statusChangedPaths(await workingTreeStatus(merging, null)), ['a.txt']);
+});
+
+t.test('workingTreeScope: only an artifact root inside the repository is left out', async (t) => {
+  const scope = (root: string) => workingTreeScope(repo, root);
+  t.match(await scope(join(repo, 'artifacts')), {
+    top: repo,
+    excludeRel: 'artifacts',
+    excludeTop: 'artifacts',
+  });
+  for (const [name, root] of [
+    ['the repository itself', repo],
+    ['its parent', dirname(repo)],
+    ['a sibling', join(dirname(repo), 'beside')],
+  ] as const)
+    t.match(await scope(root), { top: repo, excludeRel: null, excludeTop: null }, name);
+});
+
+t.test('HARNESS_REPO_ROOT reached through a link into the work tree finds the repository', async (t) => {
+  const base = await realpath(await mkdtemp(join(tmpdir(), 'harness-linked-')));
+  t.teardown(() => rm(base, { recursive: true, force: true }));
+  const real = join(base, 'repo');
+  await mkdir(real);
+  const proven = await commitFiles(real, { 'pkg/lib.js': 'one\n' }, true);
+  await symlink(join(real, 'pkg'), join(base, 'link'));
+  await writeFile(join(real, 'pkg', 'lib.js'), 'two\n');
+  t.same(await changesSince(join(base, 'link'), proven, null), ['pkg/lib.js']);
+});
+
+t.test('changesSince: a staged rename names the path it left and the one it took', async (t) => {
+  const moving = await realpath(await mkdtemp(join(tmpdir(), 'harness-rename-')));
+  t.teardown(() => rm(moving, { recursive: true, force: true }));
+  const proven = await commitFiles(moving, { 'app.js': 'export const x = 1;\n' }, true);
+  await gitIn(moving)('mv', 'app.js', 'moved.js');
+  t.same((await changesSince(moving, proven, null))?.sort(), ['app.js', 'moved.js']);
 });
