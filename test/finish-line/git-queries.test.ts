@@ -11,6 +11,7 @@ import {
   isAncestor,
   statusChangedPaths,
   treeOf,
+  uncomparedPaths,
   workingTreeScope,
   workingTreeStatus,
 } from '../../src/validators/git.js';
@@ -140,4 +141,34 @@ t.test('changesSince: a staged rename names the path it left and the one it took
   const proven = await commitFiles(moving, { 'app.js': 'export const x = 1;\n' }, true);
   await gitIn(moving)('mv', 'app.js', 'moved.js');
   t.same((await changesSince(moving, proven, null))?.sort(), ['app.js', 'moved.js']);
+});
+
+t.test('uncomparedPaths: what only the agent-written index or ignore rules could vouch for', async (t) => {
+  const fresh = async () => {
+    const dir = await realpath(await mkdtemp(join(tmpdir(), 'harness-uncompared-')));
+    t.teardown(() => rm(dir, { recursive: true, force: true }));
+    return dir;
+  };
+  const flagged = await fresh();
+  await commitFiles(flagged, { 'a.txt': 'a\n', 'b.txt': 'b\n', 'c.txt': 'c\n' }, true);
+  await gitIn(flagged)('update-index', '--skip-worktree', 'a.txt');
+  await gitIn(flagged)('update-index', '--assume-unchanged', 'b.txt');
+  t.same(await uncomparedPaths(flagged, null), ['a.txt', 'b.txt'], 'flagged entries, unchanged bytes or not');
+
+  const selfIgnoring = await fresh();
+  await commitFiles(selfIgnoring, { 'a.txt': 'a\n' }, true);
+  await writeFile(join(selfIgnoring, '.gitignore'), '.gitignore\nbackdoor.js\n');
+  await writeFile(join(selfIgnoring, 'backdoor.js'), 'x\n');
+  t.same(await uncomparedPaths(selfIgnoring, null), ['.gitignore'], 'a top-level .gitignore hiding itself');
+
+  const ignoredDir = await fresh();
+  await commitFiles(ignoredDir, { '.gitignore': 'build/\n' }, true);
+  await mkdir(join(ignoredDir, 'build'));
+  await writeFile(join(ignoredDir, 'build', '.gitignore'), '*\n');
+  await writeFile(join(ignoredDir, 'build', 'out.js'), 'x\n');
+  t.same(
+    await uncomparedPaths(ignoredDir, null),
+    [],
+    'a .gitignore inside a committed-ignored directory hides nothing more',
+  );
 });
