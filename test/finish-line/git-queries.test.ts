@@ -172,3 +172,22 @@ t.test('uncomparedPaths: what only the agent-written index or ignore rules could
     'a .gitignore inside a committed-ignored directory hides nothing more',
   );
 });
+
+t.test('HARNESS_REPO_ROOT in a subdirectory: index entries named from the top level', async (t) => {
+  const top = await realpath(await mkdtemp(join(tmpdir(), 'harness-subdir-')));
+  t.teardown(() => rm(top, { recursive: true, force: true }));
+  const inner = await realpath(await mkdtemp(join(tmpdir(), 'harness-inner-')));
+  t.teardown(() => rm(inner, { recursive: true, force: true }));
+  await commitFiles(inner, { 'lib.js': 'one\n' }, true);
+  await commitFiles(top, { 'pkg/x.txt': 'x\n' }, true);
+  await gitIn(top)('update-index', '--skip-worktree', 'pkg/x.txt');
+  const pkg = join(top, 'pkg');
+  t.same(await uncomparedPaths(pkg, null), ['pkg/x.txt'], 'a flagged entry under it');
+  // A submodule checked out under the subdirectory: what changes inside it cannot be seen.
+  await gitIn(top)('clone', '-q', inner, 'pkg/sm');
+  await gitIn(top)('add', 'pkg/sm');
+  await gitIn(top)('commit', '-q', '-m', 'submodule');
+  const head = await gitIn(top)('rev-parse', 'HEAD');
+  await writeFile(join(pkg, 'sm', 'lib.js'), 'changed inside the submodule\n');
+  t.equal(await changesSince(pkg, head, null), null, 'a checked-out submodule below it: no answer');
+});
