@@ -66,6 +66,7 @@ cat /proc/$$/environ > "$f.env"
 printf '%s\\0' "$@" > "$f.args"
 case "$*" in *hang-config*) exec sleep 60 ;; esac
 case "$(pwd) $*" in *hang-query*--git-dir=*) exec sleep 60 ;; esac
+case "$(pwd) $*" in *status-fails*--porcelain=v2*) exit 128 ;; esac
 case "$(pwd) $*" in *flood*--others*) head -c 17000000 /dev/zero | tr '\\0' x; exit 0 ;; esac
 exec ${realGit} "$@"
 `,
@@ -169,6 +170,13 @@ t.test('output past the bound is no answer, never a truncated one', async (t) =>
     changed === null,
     `changesSince: ${changed === null ? 'no answer' : `${changed.join('').length} bytes`}`,
   );
+});
+
+t.test('a status git could not give is no answer, never an empty one', async (t) => {
+  const dir = join(base, 'status-fails');
+  await mkdir(dir);
+  await commitFiles(dir, { 'a.txt': 'one\n' }, true);
+  await t.rejects(workingTreeStatus(dir, null), /cannot report the working tree status/);
 });
 
 t.test('a git that never answers is given up on', async (t) => {

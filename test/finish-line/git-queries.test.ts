@@ -191,3 +191,17 @@ t.test('HARNESS_REPO_ROOT in a subdirectory: index entries named from the top le
   await writeFile(join(pkg, 'sm', 'lib.js'), 'changed inside the submodule\n');
   t.equal(await changesSince(pkg, head, null), null, 'a checked-out submodule below it: no answer');
 });
+
+t.test('workingTreeStatus: only untracked files under the artifact root itself are left out', async (t) => {
+  const dir = await realpath(await mkdtemp(join(tmpdir(), 'harness-status-')));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  await commitFiles(dir, { 'a.txt': 'a\n' }, true);
+  for (const path of ['artifacts/run.json', 'artifacts-2/x.js', 'artifactsx.js']) {
+    await mkdir(join(dir, dirname(path)), { recursive: true });
+    await writeFile(join(dir, path), 'x\n');
+  }
+  t.same(statusChangedPaths(await workingTreeStatus(dir, 'artifacts')).sort(), [
+    'artifacts-2/x.js',
+    'artifactsx.js',
+  ]);
+});
