@@ -91,6 +91,22 @@ t.test(
   },
 );
 
+t.test('a root named through a link: an adapter named by its real path is inside it', async (t) => {
+  const d = await dirs(t);
+  await writeFile(join(d.repo, 'a.json'), '{}');
+  const linked = join(d.base, 'repo-link');
+  await symlink(d.repo, linked);
+  const o = { realArtifactRoot: null, repoRoot: linked, adapterRoots: [] };
+  t.equal(
+    (await resolveAdapter({ ...o, adapterPath: join(d.repo, 'a.json') }))?.record.rootKind,
+    'repo-root',
+  );
+  t.equal(
+    (await resolveAdapter({ ...o, adapterPath: join(linked, 'a.json') }))?.record.rootKind,
+    'repo-root',
+  );
+});
+
 const refuse = async (t: any, o: Parameters<typeof resolveAdapter>[0], fragment: string) => {
   await t.rejects(resolveAdapter(o), AdapterPolicyError);
   await resolveAdapter(o).catch((err: Error) => t.match(err.message, fragment));
@@ -137,6 +153,8 @@ t.test('adapter-policy: invalid JSON, shapes and unknown node ids are refused', 
     [JSON.stringify({ runtime: { artifactByNode: { prove: '/abs.json' } } }), 'must be relative'],
     [JSON.stringify({ runtime: { requiredNodes: 'prove' } }), 'array of node ids'],
     [JSON.stringify({ finishLineAssurance: { required: 'yes' } }), 'must be a boolean'],
+    [JSON.stringify({ finishLineAssurance: true }), 'must be a boolean'],
+    [JSON.stringify({ finishLineAssurance: null }), 'must be a boolean'],
     [JSON.stringify({ runtime: 'prove' }), 'runtime must be an object'],
     [JSON.stringify({ runtime: { artifactByNode: { prove: 5 } } }), 'must be a non-empty path'],
     [
