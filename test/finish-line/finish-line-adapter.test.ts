@@ -156,6 +156,8 @@ t.test('adapter-policy: invalid JSON, shapes and unknown node ids are refused', 
     [JSON.stringify({ finishLineAssurance: true }), 'must be a boolean'],
     [JSON.stringify({ finishLineAssurance: null }), 'must be a boolean'],
     [JSON.stringify({ runtime: 'prove' }), 'runtime must be an object'],
+    [JSON.stringify({ runtime: { artifactByNode: null } }), 'artifactByNode must be an object'],
+    [JSON.stringify({ runtime: { artifactByNode: [] } }), 'artifactByNode must be an object'],
     [JSON.stringify({ runtime: { artifactByNode: { prove: 5 } } }), 'must be a non-empty path'],
     [
       JSON.stringify({ runtime: { artifactByNode: { prove: 'p'.repeat(1025) } } }),
