@@ -205,3 +205,11 @@ t.test('workingTreeStatus: only untracked files under the artifact root itself a
     'artifactsx.js',
   ]);
 });
+
+t.test('a tracked link to another checkout is a file, not a checked-out submodule', async (t) => {
+  const dir = await realpath(await mkdtemp(join(tmpdir(), 'harness-link-')));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  await symlink(repo, join(dir, 'other'));
+  const proven = await commitFiles(dir, { 'a.txt': 'a\n' }, true);
+  t.same(await changesSince(dir, proven, null), [], 'compared, and unchanged');
+});
