@@ -23,6 +23,7 @@ const external: [string, string, (d: any) => void][] = [
   ],
   ['a proof naming a validator', 'proof/proof.json', (d) => (d.validator = 'external-ci')],
   ['an rca naming a validation runtime', 'rca/rca.json', (d) => (d.rootCause.validationRuntime = 'x')],
+  ['a proof naming a validation path', 'proof/proof.json', (d) => (d.validation_path = '/tmp/v.js')],
   [
     'a packet naming the bridge runtime with a command of its own',
     'run/packet.json',
