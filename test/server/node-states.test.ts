@@ -65,12 +65,25 @@ t.test('node states follow the events', async (t) => {
     t.equal(r.body['run'].currentNodeId, nodeId);
     n = await nodes();
     t.equal(n[nodeId].state, state, `${body['type']} makes ${nodeId} ${state}`);
+    t.equal(n[nodeId].updatedSeq, r.body['seq'], `${nodeId} records the seq that set its state`);
   }
   t.equal(n['cloud-platform'].skipReason, 'no cloud');
   t.equal(n['implement'].failureReason, 'tests red', 'the failure reason stays on record');
   t.equal(n['implement'].recoveryPath, 'fix');
   t.equal(n['intake'].state, 'pending', 'an event without a state change leaves its node alone');
   t.equal((await b.req('GET', '/runs/ns')).body['run'].pendingApprovals, 1);
+
+  // The bridge's run.blocked names the refused completion's node, but no node is worked on by it.
+  const refused = await b.req(
+    'POST',
+    '/runs/ns/events',
+    ev({ type: 'run.completed', nodeId: 'handoff', status: 'passed' }),
+  );
+  t.equal(refused.body['error'], 'finish_line_blocked');
+  const run = (await b.req('GET', '/runs/ns')).body['run'];
+  t.equal(run.status, 'blocked');
+  t.equal(run.currentNodeId, 'implement', 'run.blocked leaves the current node where it was');
+  t.equal(run.nodes.find((x: any) => x.id === 'handoff').updatedSeq, null);
 });
 
 t.test('rule 1 itself: a required node skipped without a reason does not count as passed', async (t) => {
