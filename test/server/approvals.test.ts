@@ -191,8 +191,17 @@ t.test('approvals', async (t) => {
     t.equal(r.body['run'].pendingApprovals, 0);
     t.equal((await node(b, RUN, 'redzone')).state, 'active');
     const view = await b.req('GET', `/runs/${RUN}`);
-    t.match(view.body['run'].approvals, [
-      { nodeId: 'redzone', owner: 'ops', scope: 'deploy', status: 'granted' },
+    t.same(view.body['run'].approvals, [
+      {
+        nodeId: 'redzone',
+        owner: 'ops',
+        scope: 'deploy',
+        status: 'granted',
+        requestedSeq: req.body['seq'],
+        requestedAt: req.body['event'].ts,
+        decidedSeq: r.body['seq'],
+        decidedAt: r.body['event'].ts,
+      },
     ]);
     // The human token is never stored.
     t.notOk((await b.journal(RUN)).includes(human), 'the journal does not hold the human token');
