@@ -510,4 +510,17 @@ t.test("a run's mode is fixed by run.mode_set, its first event or its creation",
     ev({ runMode: 'blueprint', eventSource: 'static-blueprint' }),
   );
   t.equal(bp.status, 201);
+
+  // A run created without a mode takes the mode of its first event, and keeps it.
+  t.equal((await b.req('POST', '/runs', { id: 'm4' })).status, 201);
+  t.equal((await b.req('POST', '/runs/m4/events', ev())).status, 201);
+  await expectRejected(
+    t,
+    b,
+    'm4',
+    () => b.req('POST', '/runs/m4/events', ev(replay)),
+    409,
+    'event_state_violation',
+  );
+  t.equal((await b.req('GET', '/runs/m4')).body['run'].runMode, 'live');
 });
