@@ -100,6 +100,8 @@ t.test('cutForJournal', async (t) => {
   const cutPairs = cutForJournal(pairs, 11, 1000);
   t.notOk(/[\uD800-\uDBFF]\.\.\.$/.test(cutPairs), 'never ends on half a surrogate pair');
   t.ok(cutPairs.length <= 11);
+  // A bound that would cut between the halves of a pair (9 units before the "...") drops the pair.
+  t.equal(cutForJournal(pairs, 12, 1000), `${'😀'.repeat(4)}...`, 'an odd cut drops the lone half');
   t.equal(cutForJournal('y'.repeat(TEXT_FIELD_MAX + 5), TEXT_FIELD_MAX, 1 << 20).length, TEXT_FIELD_MAX);
   t.equal(cutForJournal('a\ud800b', 10, 100), 'a\ufffdb', 'a lone surrogate becomes U+FFFD');
 });
