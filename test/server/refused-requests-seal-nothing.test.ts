@@ -200,4 +200,34 @@ t.test('refused requests seal neither root nor adapter', async (t) => {
     t.notOk((await configOf(b, 'c')).equals(config), 'run-config.json now holds the root');
     t.equal((await b.req('GET', '/runs/c')).body['run'].artifactRootSet, true);
   });
+
+  t.test('a refused first completion seals what it adds, as its run.blocked is stored', async (t) => {
+    t.equal((await b.req('POST', '/runs', { id: 'e' })).status, 201);
+    const completion = ev({
+      type: 'run.completed',
+      nodeId: 'handoff',
+      status: 'passed',
+      artifactRoot: right,
+      adapterPath: adapter,
+    });
+    const r = await b.req('POST', '/runs/e/events', completion);
+    t.equal(r.body['error'], 'finish_line_blocked', JSON.stringify(r.body));
+    // Judged under the adapter it adds: only intake (and the always-required nodes) are required.
+    t.ok(
+      r.body['problems'].some((p: string) => p.includes('intake')),
+      'the adapter keeps intake required',
+    );
+    t.notOk(
+      r.body['problems'].some((p: string) => p.includes('route')),
+      'the adapter drops route',
+    );
+    t.same(
+      records(await b.journal('e')).map((rec) => rec.event.type),
+      ['run.blocked'],
+    );
+    const view = (await b.req('GET', '/runs/e')).body['run'];
+    t.equal(view.artifactRootSet, true, 'the root is sealed with the run.blocked');
+    t.equal(view.adapter?.rootKind, 'repo-root');
+    t.equal((await b.req('POST', '/runs/e/events', intake({ artifactRoot: right }))).status, 201);
+  });
 });
