@@ -87,4 +87,8 @@ t.test('an adapter at the bound completes a run with the largest event', async (
   t.equal(last?.['event'].type, 'run.completed');
   size = Buffer.byteLength(JSON.stringify(last?.['event']));
   t.ok(size > EVENT_MAX_BYTES - 64, `the stored event takes ${size} bytes`);
+  // The completion seals the adapter it judged under, so a read finds no drift in it.
+  const view = (await b.req('GET', '/runs/fits')).body['run'];
+  t.same([view.status, view.quarantine], ['completed', null], 'the completed run reads clean');
+  t.equal(last?.['seal'].adapterSha256, view.adapter?.sha256, 'the seal records the adapter digest');
 });
