@@ -149,12 +149,16 @@ export function eventRuleProblems(event: RunEvent): string[] {
     default:
       break;
   }
-  if (event.artifact !== undefined) problems.push(...artifactPathProblems(event.artifact));
+  // A non-string artifact is the schema's problem; the rules above are still reported with it.
+  if (typeof event.artifact === 'string') problems.push(...artifactPathProblems(event.artifact));
   return problems;
 }
 
 /** The seed's mode/source table, for events and for POST /runs. */
 export function modeSourceProblems(runMode: RunMode, eventSource: EventSource): string[] {
+  // An unknown mode (the schema refuses it) must not throw: that would hide every other rule's
+  // problem from the event's answer.
+  if (!Object.hasOwn(SOURCES_BY_MODE, runMode)) return [];
   if (SOURCES_BY_MODE[runMode].includes(eventSource)) return [];
   return [
     `eventSource ${eventSource} is not allowed with runMode ${runMode} (allowed: ${SOURCES_BY_MODE[runMode].join(', ')})`,

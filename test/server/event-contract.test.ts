@@ -69,6 +69,24 @@ t.test('event contract', async (t) => {
     }
   });
 
+  t.test('a field of the wrong value or type does not hide the rule problems', async (t) => {
+    // The mode/source table and the artifact path rule read these fields: an unknown mode or a
+    // non-string artifact is the schema's problem, and the conditional rules are still reported.
+    for (const [over, mentions] of [
+      [{ runMode: 'Live', status: 'failed' }, ['runMode', 'failureReason', 'recoveryPath']],
+      [{ runMode: 'constructor', status: 'skipped' }, ['runMode', 'skipReason']],
+      [{ artifact: 5, status: 'skipped' }, ['artifact', 'skipReason']],
+    ] as const) {
+      const r = await expectRejected(t, b, RUN, () => post(ev(over)), 400, 'event_contract_violation');
+      for (const m of mentions) {
+        t.ok(
+          r.body['problems'].some((p: string) => p.includes(m)),
+          `problems mention ${m}: ${JSON.stringify(r.body['problems'])}`,
+        );
+      }
+    }
+  });
+
   t.test('closed vocabularies', async (t) => {
     violation(t, 'unknown type', ev({ type: 'node.exploded' }), [
       `type: must be one of ${EVENT_TYPES.join(', ')}`,
