@@ -273,6 +273,8 @@ t.test('event contract', async (t) => {
       'http://github.com/o/r/pull/1',
       'https://github.com/o/r/issues/1',
       'https://github.com/o/r/pull/abc',
+      'https://github.com/o/r/pull/12abc',
+      'https://github.com/o/r/pull/',
       'https://user:pw@github.com/o/r/pull/1',
       'github.com/o/r/pull/1',
       'javascript:alert(1)//pull/1',
