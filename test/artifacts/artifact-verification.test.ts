@@ -175,9 +175,27 @@ t.test('artifact.written verification', async (t) => {
     'run\\intake.json',
     'run//intake.json',
     './run/intake.json',
+    'run/intake.json\0',
   ]) {
-    refuse(`path ${artifact}`, written('intake', artifact), 400, 'event_contract_violation');
+    refuse(`path ${JSON.stringify(artifact)}`, written('intake', artifact), 400, 'event_contract_violation');
   }
+
+  t.test('each path problem is named once', async (t) => {
+    for (const [artifact, problems] of [
+      ['/run/intake.json', ['artifact path must be relative']],
+      ['run/intake.json\0', ['artifact path must not contain NUL']],
+    ] as const) {
+      const r = await expectRejected(
+        t,
+        b,
+        RUN,
+        () => b.req('POST', `/runs/${RUN}/events`, written('intake', artifact)),
+        400,
+        'event_contract_violation',
+      );
+      t.same(r.body['problems'], problems, JSON.stringify(artifact));
+    }
+  });
 
   t.test('a path other than the node’s configured artifact', async (t) => {
     await writeArtifact(root, 'qa/break-it-results.md', '# qa');
