@@ -46,6 +46,10 @@ t.test('POST /runs', async (t) => {
       risk: 'low',
     });
     t.notOk(JSON.stringify(r.body).includes(b.t.artifactRoot), 'the absolute root is not returned');
+    // A run without events is not ready to complete, and the preview says why.
+    const preview = r.body['run'].completionPreview;
+    t.equal(preview.ready, false);
+    t.ok(preview.problems.includes('required node prove is pending, not passed'), JSON.stringify(preview));
   });
 
   t.test('identical repeat: 200 created:false, nothing changes', async (t) => {
