@@ -63,6 +63,7 @@ t.test('node states follow the events', async (t) => {
     const r = await b.req('POST', '/runs/ns/events', body);
     t.equal(r.status, 201, JSON.stringify(r.body));
     t.equal(r.body['run'].currentNodeId, nodeId);
+    t.equal(r.body['run'].updatedAt, r.body['event'].ts, 'the run was last updated by this event');
     n = await nodes();
     t.equal(n[nodeId].state, state, `${body['type']} makes ${nodeId} ${state}`);
     t.equal(n[nodeId].updatedSeq, r.body['seq'], `${nodeId} records the seq that set its state`);
