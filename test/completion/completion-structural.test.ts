@@ -5,6 +5,7 @@ import t, { type Test } from 'tap';
 import { DEFAULT_ARTIFACT_BY_NODE, NODE_IDS, type NodeId } from '../../src/contract/index.js';
 import type { FinishLineGate } from '../../src/server/context.js';
 import { COMMIT_LOG_FILE } from '../../src/storage/commit-log-replay.js';
+import { structuralProblems } from '../../src/validators/structural.js';
 import { cleanup, ev, startTestBridge, type TestBridge } from '../helpers/bridge.js';
 import { expectBlocked } from '../helpers/complete-run.js';
 import { expectRejected, records } from '../helpers/expect.js';
@@ -300,6 +301,14 @@ t.test('rule 10: an artifact changed while the gate runs blocks', async (t) => {
   b = await setup(t, { finishLine: gate, runId: 'c9' });
   await drive(b, 'c9');
   await expectBlocked(t, b, 'c9', 1);
+});
+
+t.test('a problem the structural rules and the gate both report is listed once', async (t) => {
+  // The real gate's validator child runs the structural rules again (runFinishLine).
+  const b = await setup(t, { runId: 'c10d', finishLine: async (facts) => structuralProblems(facts) });
+  await drive(b, 'c10d', { omitNode: ['live-smoke'] });
+  const { r } = await expectBlocked(t, b, 'c10d', 2);
+  t.equal(new Set(r.body['problems']).size, 2, JSON.stringify(r.body['problems']));
 });
 
 t.test('the content-validator seam: a gate problem blocks, an empty verdict completes', async (t) => {
