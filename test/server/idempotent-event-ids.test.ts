@@ -65,6 +65,19 @@ t.test('idempotent event ids', async (t) => {
     }
   });
 
+  t.test('a repeat that omits a field the stored event has: 409 naming it', async (t) => {
+    t.equal((await b.req('POST', `/runs/${RUN}/events`, ev({ id: 'e3', nodeState: 'active' }))).status, 201);
+    const r = await expectRejected(
+      t,
+      b,
+      RUN,
+      () => b.req('POST', `/runs/${RUN}/events`, ev({ id: 'e3' })),
+      409,
+      'event_id_conflict',
+    );
+    t.same(r.body['problems'], ['nodeState differs']);
+  });
+
   t.test('events without an id get distinct generated ids', async (t) => {
     const a = await b.req('POST', `/runs/${RUN}/events`, ev());
     const c = await b.req('POST', `/runs/${RUN}/events`, ev());
