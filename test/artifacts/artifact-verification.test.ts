@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { link, mkdir, rename, symlink } from 'node:fs/promises';
+import { link, mkdir, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { claimArtifact, type DescriptorHasher } from '../../src/validators/artifact-root.js';
@@ -195,6 +195,28 @@ t.test('artifact.written verification', async (t) => {
       );
       t.same(r.body['problems'], problems, JSON.stringify(artifact));
     }
+  });
+
+  t.test('`..` is refused as a segment, not inside a file name', async (t) => {
+    // CONTRACT 6 "without `..`": a name such as `intake..v2.json` climbs nowhere.
+    const adapter = join(b.t.repo, 'dots-adapter.json');
+    await writeFile(
+      adapter,
+      JSON.stringify({
+        runtime: { requiredNodes: ['intake'], artifactByNode: { intake: 'run/intake..v2.json' } },
+      }),
+    );
+    const run = 'dots';
+    const first = await b.req(
+      'POST',
+      `/runs/${run}/events`,
+      ev({ artifactRoot: root, adapterPath: adapter }),
+    );
+    t.equal(first.status, 201, JSON.stringify(first.body));
+    await writeArtifact(root, 'run/intake..v2.json', '{}');
+    const r = await b.req('POST', `/runs/${run}/events`, written('intake', 'run/intake..v2.json'));
+    t.equal(r.status, 201, JSON.stringify(r.body));
+    t.equal(r.body['event'].claim.path, 'run/intake..v2.json');
   });
 
   t.test('a path other than the node’s configured artifact', async (t) => {
