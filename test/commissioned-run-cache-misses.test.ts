@@ -61,3 +61,16 @@ t.test('a tracked application file edited after a cached read is not answered fr
   const after = (await c.b.req('GET', '/health')).body.cache;
   t.equal(after.executions, before.executions + 1, 'the read after the edit ran the validators');
 });
+
+t.test('a root whose inventory cannot be taken is never answered from the cache', async (t) => {
+  const c = await commissionedRun(t);
+  await completed(t, c);
+  // As for a root too large to walk: the verdict has no inputs digest, so no cache key.
+  c.b.ctx.pool.statInventory = async () => null;
+  t.equal((await c.b.req('GET', `/runs/${c.f.runId}`)).body.run.status, 'completed', 'an uncached read');
+  const before = (await c.b.req('GET', '/health')).body.cache;
+  await writeArtifact(c.f.root, 'notes/x.md', 'added after completion\n');
+  await expectQuarantined(t, c, /^review-signature: unsigned evidence change: /);
+  const after = (await c.b.req('GET', '/health')).body.cache;
+  t.same(after, { executions: before.executions + 1, hits: before.hits }, 'the read ran the validators');
+});

@@ -1,6 +1,8 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
+import type { StoredEvent } from '../src/contract/index.js';
+import { readDriftQuarantines } from '../src/storage/drift-quarantines.js';
 import { runPaths } from '../src/storage/paths.js';
 import { cleanup, ev, startTestBridge } from './helpers/bridge.js';
 import { runVerify } from './helpers/cli.js';
@@ -246,3 +248,64 @@ t.test(
     }
   },
 );
+
+t.test('drift gone by the recheck (a writer mid-rename) leaves the completed run completed', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  await driveToReady(b, 'r10');
+  t.equal((await complete(b, 'r10')).status, 201);
+  const handoff = join(b.t.artifactRoot, 'handoff/final.md');
+  const bytes = await readFile(handoff);
+  await writeFile(handoff, 'half-written\n');
+  // The writer's rename lands between the read's first pass and its recheck.
+  const pool = b.ctx.pool;
+  const claimMany = pool.claimMany.bind(pool);
+  let passes = 0;
+  pool.claimMany = async (...args) => {
+    const results = await claimMany(...args);
+    if (++passes === 1) await writeFile(handoff, bytes);
+    return results;
+  };
+  const got = await b.req('GET', '/runs/r10');
+  t.equal(got.body.run.status, 'completed', JSON.stringify(got.body.run.quarantine));
+  t.equal(passes, 2, 'the first pass saw the drift, the recheck did not');
+  t.same(await readDriftQuarantines(b.t.dataDir), [], 'no drift recorded for the next start');
+});
+
+t.test('a completion record that carries no seal quarantines the run on read', async (t) => {
+  const b = await startTestBridge(undefined, { finishLine: async () => [] });
+  t.teardown(() => cleanup(b));
+  await driveToReady(b, 'r11');
+  // Recorded as a bridge from before completion seals recorded it: accepted, no seal.
+  const loaded = await b.ctx.store.load('r11');
+  if (loaded.kind !== 'open') throw new Error('not open');
+  const event = {
+    ...ev({ type: 'run.completed', nodeId: 'handoff', status: 'passed' }),
+    id: 'done',
+    ts: new Date().toISOString(),
+  };
+  await b.ctx.store.append(loaded.run, event as StoredEvent, null).durable;
+  b.ctx.store.release(loaded.run);
+  const journal = await b.journal('r11');
+  const got = await b.req('GET', '/runs/r11');
+  t.equal(got.status, 200, JSON.stringify(got.body).slice(0, 300));
+  t.equal(got.body.run.status, 'quarantined');
+  t.same(got.body.run.quarantine.reasons, ['the completion record carries no seal']);
+  t.ok(journal.equals(await b.journal('r11')), 'journal bytes unchanged');
+});
+
+t.test('the verdict cache keeps at most 4096 verdicts, dropping the oldest first', async (t) => {
+  const b = await startTestBridge(undefined, { finishLine: async () => [] });
+  t.teardown(() => cleanup(b));
+  await driveToReady(b, 'r12');
+  t.equal((await complete(b, 'r12')).status, 201);
+  // As if 4096 other reads had filled it (reverify.ts VERDICT_CACHE_MAX).
+  for (let i = 0; i < 4096; i++) b.ctx.verdicts.set(`earlier-${i}`, []);
+  t.equal((await b.req('GET', '/runs/r12')).body.run.status, 'completed');
+  t.same((await b.req('GET', '/health')).body.cache, { executions: 1, hits: 0 }, 'a new verdict, cached');
+  t.equal(b.ctx.verdicts.size, 4096, 'still 4096 verdicts');
+  t.notOk(b.ctx.verdicts.has('earlier-0'), 'the oldest was dropped');
+  t.ok(b.ctx.verdicts.has('earlier-1'), 'only the oldest');
+  t.equal((await b.req('GET', '/runs/r12')).body.run.status, 'completed');
+  t.same((await b.req('GET', '/health')).body.cache, { executions: 1, hits: 1 }, 'the new verdict is a hit');
+});
