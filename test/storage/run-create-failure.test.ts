@@ -1,9 +1,10 @@
 import { constants } from 'node:fs';
-import fsp, { readdir, realpath } from 'node:fs/promises';
+import fsp, { readdir, realpath, stat } from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
 import t from 'tap';
 import { runPaths } from '../../src/storage/paths.js';
 import { cleanup, ev, startTestBridge } from '../helpers/bridge.js';
+import { expectRejected } from '../helpers/expect.js';
 import { recordHandleSyncs } from '../helpers/patch-fs.js';
 
 /**
@@ -71,4 +72,60 @@ t.test('a new run is synced, file and directory entries, before it is acknowledg
   t.ok(journal >= 0, `the empty journal is synced: ${names}`);
   t.ok(tmp > journal, 'then the directory holding it');
   t.ok(placed > tmp, 'then the data directory, once the run directory is renamed into it');
+});
+
+t.test('a refused first event removes its run durably: renamed aside and synced, then deleted', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  const dataDir = await realpath(b.t.dataDir);
+  const seen = await recordHandleSyncs(t);
+  const { rename, rm } = fsp;
+  t.teardown(() => {
+    Object.assign(fsp, { rename, rm });
+    syncBuiltinESMExports();
+  });
+  Object.assign(fsp, {
+    rename: (from: string, to: string) => {
+      seen.push(`rename ${from} ${to}`);
+      return rename(from, to);
+    },
+    rm: (path: string, opts: object) => {
+      seen.push(`rm ${path}`);
+      return rm(path, opts);
+    },
+  });
+  syncBuiltinESMExports();
+  const missing = ev({
+    type: 'artifact.written',
+    artifact: 'run/missing.json',
+    artifactRoot: b.t.artifactRoot,
+  });
+  await expectRejected(
+    t,
+    b,
+    'gone',
+    () => b.req('POST', '/runs/gone/events', missing),
+    400,
+    'artifact_verification_failed',
+  );
+  const steps = seen
+    .filter((s) => !s.startsWith('datasync '))
+    .map((s) => s.replaceAll(dataDir, '<data>').replace(/\.tmp-run-[0-9a-f]{64}-[0-9a-f]{8}/g, '<tmp>'));
+  const aside = steps.findIndex((s) => /^rename <data>\/run-[0-9a-f]{64} <data>\/<tmp>$/.test(s));
+  t.ok(aside >= 0, `the run directory is renamed aside: ${steps}`);
+  t.same(
+    steps.slice(aside + 1),
+    ['sync <data>', 'rm <data>/<tmp>'],
+    'the rename is synced before the delete',
+  );
+});
+
+t.test("a new run's directory and files are private to the bridge's user", async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  t.equal((await b.req('POST', '/runs', { id: 'p', title: 'T' })).status, 201);
+  const paths = runPaths(b.t.dataDir, 'p');
+  t.equal((await stat(paths.dir)).mode & 0o777, 0o700, 'the run directory: 0700');
+  t.equal((await stat(paths.config)).mode & 0o777, 0o600, 'run-config.json: 0600');
+  t.equal((await stat(paths.journal)).mode & 0o777, 0o600, 'events.jsonl: 0600');
 });
