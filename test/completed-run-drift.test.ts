@@ -1,8 +1,8 @@
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import type { StoredEvent } from '../src/contract/index.js';
-import { readDriftQuarantines } from '../src/storage/drift-quarantines.js';
+import { DRIFT_FILE, readDriftQuarantines } from '../src/storage/drift-quarantines.js';
 import { runPaths } from '../src/storage/paths.js';
 import { cleanup, ev, startTestBridge } from './helpers/bridge.js';
 import { runVerify } from './helpers/cli.js';
@@ -308,4 +308,26 @@ t.test('the verdict cache keeps at most 4096 verdicts, dropping the oldest first
   t.ok(b.ctx.verdicts.has('earlier-1'), 'only the oldest');
   t.equal((await b.req('GET', '/runs/r12')).body.run.status, 'completed');
   t.same((await b.req('GET', '/health')).body.cache, { executions: 1, hits: 1 }, 'the new verdict is a hit');
+});
+
+t.test('drift found on two runs is recorded for both, in a file private to the bridge', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  for (const runId of ['r13', 'r14']) {
+    await driveToReady(b, runId);
+    t.equal((await complete(b, runId)).status, 201);
+  }
+  // Both runs claim this file: each read appends its run's record after the other's.
+  await writeFile(join(b.t.artifactRoot, 'handoff/final.md'), 'edited after completion\n');
+  for (const runId of ['r13', 'r14'])
+    t.equal((await b.req('GET', `/runs/${runId}`)).body.run.status, 'quarantined');
+  const recorded = await readDriftQuarantines(b.t.dataDir);
+  t.same(
+    recorded.map((d) => d.runId),
+    ['r13', 'r14'],
+    'one record per run, the first kept',
+  );
+  t.match(recorded, [{ reason: /handoff\/final\.md changed after completion/ }, { reason: /final\.md/ }]);
+  const file = join(b.t.dataDir, DRIFT_FILE);
+  t.equal((await stat(file)).mode & 0o777, 0o600, `${DRIFT_FILE}: 0600`);
 });

@@ -136,6 +136,19 @@ t.test('a named path that is missing or reached through a link refuses run.compl
   t.notMatch(JSON.stringify(r.body), b.t.env['HARNESS_BRIDGE_ACCESS_TOKEN']!, 'the link was not followed');
 });
 
+t.test('a missing path two documents name is one problem, naming the first document', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  await driveToReady(b, 'p7');
+  await packetNaming(b.t.artifactRoot, 'p7', { 'notes/gone.txt': '' });
+  const evidence = [{ path: 'notes/gone.txt', sha256: sha256('') }];
+  await writeArtifact(b.t.artifactRoot, 'rca/rca.json', JSON.stringify({ evidence }));
+  const { r } = await expectBlocked(t, b, 'p7', 1);
+  t.same(r.body.problems, [
+    'artifact notes/gone.txt named in run/packet.json: notes/gone.txt does not exist',
+  ]);
+});
+
 t.test(
   'an access token planted after completion in a file the packet names quarantines the run',
   async (t) => {

@@ -32,6 +32,22 @@ t.test(`a packet naming ${over} missing paths refuses run.completed with one pro
   t.same(r.body.problems, [`run/packet.json names more than ${NAMED_PATHS_MAX} artifact paths`]);
 });
 
+t.test(
+  'documents naming NAMED_PATHS_MAX + 1 paths together refuse run.completed with one problem',
+  async (t) => {
+    const b = await startTestBridge();
+    t.teardown(() => cleanup(b));
+    await driveToReady(b, 'together');
+    // Each document alone is under the bound; the paths they name together are one past it.
+    await writeArtifact(b.t.artifactRoot, 'run/packet.json', namingMissing(NAMED_PATHS_MAX / 2, 'a'));
+    await writeArtifact(b.t.artifactRoot, 'rca/rca.json', namingMissing(NAMED_PATHS_MAX / 2 + 1, 'b'));
+    const { r } = await expectBlocked(t, b, 'together', 1);
+    t.same(r.body.problems, [
+      `run/packet.json, review/review.json, rca/rca.json name more than ${NAMED_PATHS_MAX} artifact paths`,
+    ]);
+  },
+);
+
 t.test(`${under} missing named paths: the refused completion's problems are bounded`, async (t) => {
   const b = await startTestBridge();
   t.teardown(() => cleanup(b));
