@@ -1,6 +1,7 @@
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import t from 'tap';
-import { runPaths } from '../../src/storage/paths.js';
+import { runDirName, runPaths } from '../../src/storage/paths.js';
 import { cleanup, ev, makeTestEnv, startTestBridge, type TestEnv } from '../helpers/bridge.js';
 
 /**
@@ -92,4 +93,18 @@ t.test('a run directory whose config no longer names its run is not written over
   t.ok((await readFile(paths.journal)).equals(before), 'journal bytes unchanged after the create too');
   t.equal(await readFile(paths.config, 'utf8'), renamed, 'config unchanged after the create too');
   t.equal((await bridge.req('POST', '/runs/rf/events', ev())).status, 201, 'the other run is served');
+});
+
+t.test('a run directory whose files claim a malformed run ID is indexed under its own name', async (t) => {
+  const { te } = await seeded(['rh']);
+  // Unauthenticated bytes name a string no run ID can be; it hashes to the directory all the same.
+  const claimed = '../rh\n';
+  const dir = join(te.dataDir, runDirName(claimed));
+  await mkdir(dir);
+  // A seal that fails: the run is quarantined, not taken for a legacy layout.
+  await writeFile(join(dir, 'run-config.json'), JSON.stringify({ runId: claimed, mac: '0'.repeat(64) }));
+  const bridge = await startTestBridge(te);
+  t.teardown(() => cleanup(bridge));
+  const list = (await bridge.req('GET', '/runs')).body['runs'].map((r: any) => `${r.id} ${r.status}`);
+  t.same(list, [`${runDirName(claimed)} quarantined`, 'rh running'], 'listed by its directory name');
 });
