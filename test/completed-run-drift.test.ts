@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
@@ -7,7 +8,7 @@ import { runPaths } from '../src/storage/paths.js';
 import { cleanup, ev, startTestBridge } from './helpers/bridge.js';
 import { runVerify } from './helpers/cli.js';
 import { complete, driveToReady } from './helpers/complete-run.js';
-import { expectRejected } from './helpers/expect.js';
+import { expectRejected, writeArtifact } from './helpers/expect.js';
 
 t.test('a completed run stays completed while nothing drifts, and the verdict cache is hit', async (t) => {
   let calls = 0;
@@ -330,4 +331,27 @@ t.test('drift found on two runs is recorded for both, in a file private to the b
   t.match(recorded, [{ reason: /handoff\/final\.md changed after completion/ }, { reason: /final\.md/ }]);
   const file = join(b.t.dataDir, DRIFT_FILE);
   t.equal((await stat(file)).mode & 0o777, 0o600, `${DRIFT_FILE}: 0600`);
+});
+
+t.test('a claimed artifact a rule or document also reads drifts as its claim alone', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  await driveToReady(b, 'r15');
+  // The packet names one claimed artifact; the production-readiness rule reads another by name.
+  const handoff = await readFile(join(b.t.artifactRoot, 'handoff/final.md'));
+  const sha256 = createHash('sha256').update(handoff).digest('hex');
+  await writeArtifact(
+    b.t.artifactRoot,
+    'run/packet.json',
+    JSON.stringify({ artifacts: [{ path: 'handoff/final.md', sha256 }] }),
+  );
+  t.equal((await complete(b, 'r15')).status, 201);
+  for (const path of ['handoff/final.md', 'production/layer-assessment.json'])
+    await writeFile(join(b.t.artifactRoot, path), 'edited after completion\n');
+  const got = await b.req('GET', '/runs/r15');
+  t.equal(got.body.run.status, 'quarantined');
+  t.same(got.body.run.quarantine.reasons, [
+    'artifact handoff/final.md changed after completion',
+    'artifact production/layer-assessment.json changed after completion',
+  ]);
 });
