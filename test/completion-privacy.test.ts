@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { symlink, writeFile } from 'node:fs/promises';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { artifactRefPaths } from '../src/validators/json-scan.js';
@@ -133,6 +133,20 @@ t.test('a named path that is missing or reached through a link refuses run.compl
     'artifact notes/gone.txt named in run/packet.json: notes/gone.txt does not exist',
     /^artifact notes\/link\.txt named in run\/packet\.json: /,
   ]);
+  t.notMatch(JSON.stringify(r.body), b.t.env['HARNESS_BRIDGE_ACCESS_TOKEN']!, 'the link was not followed');
+});
+
+t.test('a referenced document reached through a link refuses run.completed', async (t) => {
+  // The validators pass: only the artifact check can refuse the document.
+  const b = await startTestBridge(undefined, { finishLine: async () => [] });
+  t.teardown(() => cleanup(b));
+  await driveToReady(b, 'p8');
+  const outside = join(b.t.dir, 'outside-packet.json');
+  await writeFile(outside, JSON.stringify({ note: b.t.env['HARNESS_BRIDGE_ACCESS_TOKEN'] }));
+  await mkdir(join(b.t.artifactRoot, 'run'), { recursive: true });
+  await symlink(outside, join(b.t.artifactRoot, 'run/packet.json'));
+  const { r } = await expectBlocked(t, b, 'p8', 1);
+  t.match(r.body.problems, [/^artifact run\/packet\.json: /]);
   t.notMatch(JSON.stringify(r.body), b.t.env['HARNESS_BRIDGE_ACCESS_TOKEN']!, 'the link was not followed');
 });
 
