@@ -1,11 +1,31 @@
 import { constants } from 'node:fs';
 import fsp, { readdir, realpath, stat } from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { runPaths } from '../../src/storage/paths.js';
 import { cleanup, ev, startTestBridge } from '../helpers/bridge.js';
 import { expectRejected } from '../helpers/expect.js';
 import { recordHandleSyncs } from '../helpers/patch-fs.js';
+
+/** Makes `fsp.open` refuse (EMFILE) each open `match` picks, until `restore`; counts the refusals. */
+function refuseOpens(t: Test, match: (path: unknown, flags: unknown) => boolean) {
+  const original = fsp.open;
+  const refusal = {
+    refused: 0,
+    restore: () => {
+      fsp.open = original;
+      syncBuiltinESMExports();
+    },
+  };
+  fsp.open = ((path: unknown, flags: unknown, mode?: unknown) => {
+    if (!match(path, flags)) return original(path as string, flags as number, mode as number);
+    refusal.refused++;
+    return Promise.reject(Object.assign(new Error('EMFILE: too many open files'), { code: 'EMFILE' }));
+  }) as typeof fsp.open;
+  syncBuiltinESMExports();
+  t.teardown(refusal.restore);
+  return refusal;
+}
 
 /**
  * A run whose journal cannot be opened once its files are written (out of descriptors, say) is
@@ -16,29 +36,16 @@ t.test('a run whose journal cannot be opened is not created', async (t) => {
   const b = await startTestBridge();
   t.teardown(() => cleanup(b));
   const journal = runPaths(b.t.dataDir, 'f').journal;
-  const original = fsp.open;
-  let refused = 0;
-  const patched = ((path: unknown, flags: unknown, mode?: unknown) => {
-    // The journal writer's open (read and append); the run files are written by other opens.
-    if (path === journal && typeof flags === 'number' && (flags & constants.O_APPEND) !== 0) {
-      refused++;
-      return Promise.reject(Object.assign(new Error('EMFILE: too many open files'), { code: 'EMFILE' }));
-    }
-    return original(path as string, flags as number, mode as number);
-  }) as typeof fsp.open;
-  const restore = () => {
-    fsp.open = original;
-    syncBuiltinESMExports();
-  };
-  t.teardown(restore);
   const entriesBefore = await readdir(b.t.dataDir);
-
-  fsp.open = patched;
-  syncBuiltinESMExports();
+  // The journal writer's open (read and append); the run files are written by other opens.
+  const refusal = refuseOpens(
+    t,
+    (path, flags) => path === journal && typeof flags === 'number' && (flags & constants.O_APPEND) !== 0,
+  );
   const viaEvent = await b.req('POST', '/runs/f/events', ev({ id: 'f0' }));
   const viaCreate = await b.req('POST', '/runs', { id: 'f', title: 'T' });
-  restore();
-  t.equal(refused, 2, 'both requests reached the journal open');
+  refusal.restore();
+  t.equal(refusal.refused, 2, 'both requests reached the journal open');
   t.equal(viaEvent.status, 500);
   t.equal(viaCreate.status, 500);
   t.same(await readdir(b.t.dataDir), entriesBefore, 'no run directory is left');
@@ -49,6 +56,20 @@ t.test('a run whose journal cannot be opened is not created', async (t) => {
   t.equal(created.status, 201, 'a retry creates the run');
   t.equal(created.body.created, true);
   t.equal((await b.req('POST', '/runs/f/events', ev({ id: 'f0' }))).status, 201);
+});
+
+t.test('a run whose files cannot all be written leaves no temporary directory behind', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  const entriesBefore = await readdir(b.t.dataDir);
+  // The creation's own open of the empty journal, inside the temporary run directory.
+  const refusal = refuseOpens(t, (path, flags) => flags === 'wx' && String(path).endsWith('/events.jsonl'));
+  const refused = await b.req('POST', '/runs', { id: 'w', title: 'T' });
+  refusal.restore();
+  t.equal(refusal.refused, 1, 'the creation reached the journal open');
+  t.equal(refused.status, 500);
+  t.same(await readdir(b.t.dataDir), entriesBefore, 'no temporary run directory is left');
+  t.equal((await b.req('POST', '/runs', { id: 'w', title: 'T' })).status, 201, 'a retry creates the run');
 });
 
 t.test('a new run is synced, file and directory entries, before it is acknowledged', async (t) => {
