@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { cleanup, ev, startTestBridge } from '../helpers/bridge.js';
@@ -40,3 +40,17 @@ t.test("a non-required node's claimed artifact that drifted blocks run.completed
   const { r } = await expectBlocked(t, b, 'h2', 1);
   t.same(r.body.problems, ['artifact qa/break-it-results.md changed since it was verified']);
 });
+
+t.test(
+  'a claimed artifact removed before run.completed cannot be re-verified: the completion is blocked',
+  async (t) => {
+    const b = await startTestBridge(undefined, { finishLine: async () => [] });
+    t.teardown(() => cleanup(b));
+    await driveToReady(b, 'h3');
+    await rm(join(b.t.artifactRoot, 'run/intake.json'));
+    const { r } = await expectBlocked(t, b, 'h3', 1);
+    t.same(r.body.problems, [
+      'artifact run/intake.json cannot be re-verified: run/intake.json does not exist',
+    ]);
+  },
+);
