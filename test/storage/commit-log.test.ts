@@ -185,6 +185,19 @@ t.test('a commit.log record for a run without a journal quarantines that run ID 
   }
 });
 
+t.test('a commit.log record without a valid run ID indexes no run', async (t) => {
+  const b = await started(t);
+  await post(t, b, 'r', ids('e', 2));
+  const crashed = await crashImage(t, b);
+  const logPath = join(crashed.dataDir, COMMIT_LOG_FILE);
+  const log = await readFile(logPath, 'utf8');
+  await writeFile(logPath, `${log}../r${log.split('\n')[0]!.slice(1)}\n`);
+  const r = await started(t, crashed);
+  const runs = (await r.req('GET', '/runs')).body.runs.map((run: { id: string }) => run.id);
+  t.same(runs, ['r'], 'only the run with a journal is listed');
+  t.equal((await r.req('GET', '/runs/r')).body.run?.eventCount, 2, 'and served');
+});
+
 t.test('a gap between the journal and commit.log is disputed, a torn last log line ignored', async (t) => {
   const b = await started(t);
   await post(t, b, 'r', ids('e', 4));
