@@ -72,6 +72,24 @@ t.test('a run whose files cannot all be written leaves no temporary directory be
   t.equal((await b.req('POST', '/runs', { id: 'w', title: 'T' })).status, 201, 'a retry creates the run');
 });
 
+t.test('a run directory that cannot be synced into place is taken out again', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  const dataDirs = [b.t.dataDir, await realpath(b.t.dataDir)];
+  const entriesBefore = await readdir(b.t.dataDir);
+  // The first sync of the data directory: the one after the run directory was renamed into it.
+  const refusal = refuseOpens(
+    t,
+    (path, flags) => flags === 'r' && dataDirs.includes(String(path)) && !refusal.refused,
+  );
+  const refused = await b.req('POST', '/runs', { id: 'd', title: 'T' });
+  refusal.restore();
+  t.equal(refusal.refused, 1, 'the data directory sync was refused');
+  t.equal(refused.status, 500);
+  t.same(await readdir(b.t.dataDir), entriesBefore, 'no run directory is left');
+  t.equal((await b.req('POST', '/runs', { id: 'd', title: 'T' })).status, 201, 'a retry creates the run');
+});
+
 t.test('a new run is synced, file and directory entries, before it is acknowledged', async (t) => {
   const b = await startTestBridge();
   t.teardown(() => cleanup(b));
