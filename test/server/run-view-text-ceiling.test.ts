@@ -133,6 +133,29 @@ t.test('boundTexts keeps texts that fit and cuts the longest alike', async (t) =
   t.equal(bytes(a?.failureReason), bytes(a?.recoveryPath), 'the cut ones share one cap');
 });
 
+t.test(
+  'boundTexts: a budget met to the byte cuts nothing; past it, the cap is the largest that fits',
+  async (t) => {
+    const holder = (skip: string, failure: string): TextHolder => ({
+      skipReason: skip,
+      failureReason: failure,
+      recoveryPath: null,
+    });
+    const [short, long] = ['s'.repeat(98), 'f'.repeat(298)]; // 100 and 300 bytes of JSON
+    const exact = [holder(short, long)];
+    t.equal(boundTexts(exact, 400), 0, 'exactly the budget: nothing is cut');
+    t.same(exact, [holder(short, long)]);
+    // 201 bytes: the short text keeps its 100, which leaves 101 for the long one, not an even 100.
+    const over = [holder(short, long)];
+    t.equal(boundTexts(over, 201), 1);
+    t.same(over, [holder(short, shortenedText(long, 101))], 'the long text is cut to the 101 bytes left');
+    // 200 bytes: the cap is 100, and the short text, exactly as long, stays whole.
+    const even = [holder(short, long)];
+    t.equal(boundTexts(even, 200), 1);
+    t.same(even, [holder(short, shortenedText(long, 100))], 'a text as long as the cap is not cut');
+  },
+);
+
 function conforms(t: Test, schema: TSchema, body: unknown, what: string): void {
   const check = Compile(schema);
   const errors = check.Check(body) ? [] : [...check.Errors(body)].slice(0, 5);
