@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import type { StoredEvent } from '../src/contract/index.js';
@@ -9,6 +9,7 @@ import { cleanup, ev, startTestBridge } from './helpers/bridge.js';
 import { runVerify } from './helpers/cli.js';
 import { complete, driveToReady } from './helpers/complete-run.js';
 import { expectRejected, writeArtifact } from './helpers/expect.js';
+import { recordHandleSyncs } from './helpers/patch-fs.js';
 
 t.test('a completed run stays completed while nothing drifts, and the verdict cache is hit', async (t) => {
   let calls = 0;
@@ -354,4 +355,18 @@ t.test('a claimed artifact a rule or document also reads drifts as its claim alo
     'artifact handoff/final.md changed after completion',
     'artifact production/layer-assessment.json changed after completion',
   ]);
+});
+
+t.test('a drift record is synced, file and directory entry, before the read answers', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  await driveToReady(b, 'r16');
+  t.equal((await complete(b, 'r16')).status, 201);
+  await writeFile(join(b.t.artifactRoot, 'handoff/final.md'), 'edited after completion\n');
+  const dataDir = await realpath(b.t.dataDir);
+  const seen = await recordHandleSyncs(t);
+  t.equal((await b.req('GET', '/runs/r16')).body.run.status, 'quarantined');
+  const file = seen.indexOf(`datasync ${join(dataDir, DRIFT_FILE)}`);
+  t.ok(file >= 0, `${DRIFT_FILE} is synced: ${seen}`);
+  t.ok(seen.indexOf(`sync ${dataDir}`, file) > file, 'then the data directory holding it');
 });
