@@ -1,4 +1,6 @@
-import { copyFile, readFile, rename, stat, symlink } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import fsp, { copyFile, readFile, rename, stat, symlink } from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import t from 'tap';
@@ -69,4 +71,35 @@ t.test('a run opened by a refused create/sync call is released: a link planted l
   await symlink(outside, path);
   const got = await b.req('GET', '/runs/synced');
   t.equal(got.body['run'].status, 'quarantined', JSON.stringify(got.body).slice(0, 300));
+});
+
+t.test('a journal replaced by a link between its scan and its writer open quarantines the run', async (t) => {
+  const te = await makeTestEnv();
+  const b = await startTestBridge(te, { storage: { cacheSize: 1 } });
+  t.teardown(() => cleanup(b));
+  t.equal((await b.req('POST', '/runs/raced/events', ev({ id: 'r-0' }))).status, 201);
+  t.equal((await b.req('POST', '/runs/other/events', ev({ id: 'o-0' }))).status, 201);
+  const path = runPaths(te.dataDir, 'raced').journal;
+  const outside = join(te.dir, 'outside-raced-journal');
+  const original = fsp.open;
+  t.teardown(() => {
+    fsp.open = original;
+    syncBuiltinESMExports();
+  });
+  // The writer's open (read and append) comes after the scan read the journal: the link lands between.
+  fsp.open = (async (p: unknown, flags: unknown, mode?: unknown) => {
+    if (p === path && typeof flags === 'number' && (flags & constants.O_APPEND) !== 0) {
+      fsp.open = original;
+      syncBuiltinESMExports();
+      await copyFile(path, outside);
+      await rename(path, `${path}.gone`);
+      await symlink(outside, path);
+    }
+    return original(p as string, flags as number, mode as number);
+  }) as typeof fsp.open;
+  syncBuiltinESMExports();
+  const got = await b.req('GET', '/runs/raced');
+  t.equal(got.status, 200, JSON.stringify(got.body).slice(0, 300));
+  t.equal(got.body['run'].status, 'quarantined');
+  t.match(got.body['run'].quarantine.reasons, [/^events\.jsonl: .*is a symbolic link/]);
 });
