@@ -68,6 +68,10 @@ export async function buildUiServer(options: UiServerOptions): Promise<FastifyIn
     // Never trust X-Forwarded-*: this server is only ever reached directly over loopback.
     trustProxy: false,
     clientErrorHandler: clientErrorHandlerWith(CLOSING_HEADERS),
+    // A request that reaches the server while it closes (pipelined behind one still being proxied)
+    // is answered as any other, with the security headers and `connection: close`, not with
+    // Fastify's own 503 body, which carries neither.
+    return503OnClosing: false,
     // A request without Host is refused by the Host check, in the envelope, not by Node.
     http: { requireHostHeader: false },
     // A path the router cannot take apart (bad percent-encoding, a run ID segment past

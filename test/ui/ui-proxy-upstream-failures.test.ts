@@ -1,8 +1,10 @@
+import { once } from 'node:events';
 import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import type { UiServerOptions } from '../../src/ui/server.js';
 import { json, startRecordingUpstream, type UpstreamHandler } from '../helpers/recording-upstream.js';
-import { startUi, type UiResponse } from '../helpers/ui-server.js';
+import { SECURITY_HEADERS, startUi, type UiResponse } from '../helpers/ui-server.js';
 
 /** One fake upstream and one UI server per case, both closed in teardown. */
 async function scenario(t: Test, handler: UpstreamHandler, options: Partial<UiServerOptions> = {}) {
@@ -274,6 +276,54 @@ t.test('a refused upstream body on a pipelined connection does not end the UI pr
     t.match(answers, `"error":"${code}"`, kind);
     t.equal((await ui.get('/api/bridge/health')).status, 200, `${kind}: the UI server still serves`);
   }
+});
+
+t.test('a request that reaches the UI server while it closes gets a real answer', async (t) => {
+  // Request 2 arrives behind request 1, still being proxied, after close() began: it is answered
+  // like any other (security headers, connection: close), not with Fastify's own 503 body.
+  let release = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const upstream = await startRecordingUpstream((req, res) => {
+    const answer = json(200, { ok: true });
+    if (upstream.received.length === 1) void held.then(() => answer(req, res));
+    else answer(req, res);
+  });
+  t.teardown(() => upstream.close());
+  const ui = await startUi(upstream.url);
+  const until = async (done: () => boolean, ms: number) => {
+    for (const end = Date.now() + ms; !done() && Date.now() < end; ) await sleep(5);
+  };
+  const request = `GET /api/bridge/health HTTP/1.1\r\nhost: ${ui.host}\r\n\r\n`;
+  const socket = connect(Number(new URL(ui.origin).port), '127.0.0.1');
+  let text = '';
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => {
+    text += chunk;
+  });
+  const ended = once(socket, 'close');
+  socket.write(request);
+  await until(() => upstream.received.length === 1, 10_000);
+  const closing = ui.app.close();
+  await sleep(50);
+  socket.write(request);
+  // Proxied, request 2 reaches the bridge; refused, it never does (a second at most is waited).
+  await until(() => upstream.received.length === 2, 1_000);
+  release();
+  await ended;
+  await closing;
+  const answers = text.split(/(?=HTTP\/1\.1 )/);
+  t.same(
+    answers.map((a) => a.slice(9, 12)),
+    ['200', '200'],
+    'both answered by the proxy',
+  );
+  const second = answers[1] ?? '';
+  t.match(second, /\r\nconnection: close\r\n/i);
+  for (const [name, value] of Object.entries(SECURITY_HEADERS))
+    t.ok(second.toLowerCase().includes(`${name}: ${value.toLowerCase()}`), `${name} on the answer`);
+  t.match(second, /\{"ok":true\}$/);
 });
 
 /** Writes `bytes` (several requests) to one connection and reads until the server closes it. */
