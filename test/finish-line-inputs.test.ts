@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { delimiter, join, sep } from 'node:path';
@@ -202,22 +202,27 @@ async function gitRecorder(t: Test) {
   const dir = await mkdtemp(join(tmpdir(), 'hb-git-log-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const real = (await execa('sh', ['-c', 'command -v git'])).stdout.trim();
-  const log = join(dir, 'log');
+  const calls = join(dir, 'calls');
+  // One file per git process: rules run git concurrently, and lines appended to one shared log
+  // piece by piece could interleave.
   await writeFile(
     join(dir, 'git'),
-    `#!/bin/sh\nfor a in "$@"; do printf '%s\\037' "$a"; done >> '${log}'\necho >> '${log}'\nexec '${real}' "$@"\n`,
+    `#!/bin/sh\nprintf '%s\\037' "$@" > "$(mktemp '${calls}/call.XXXXXX')"\nexec '${real}' "$@"\n`,
   );
   await chmod(join(dir, 'git'), 0o755);
   const path = process.env['PATH'];
   return async (fn: () => Promise<unknown>): Promise<string[][]> => {
-    await writeFile(log, '');
+    await rm(calls, { recursive: true, force: true });
+    await mkdir(calls);
     process.env['PATH'] = `${dir}${delimiter}${path ?? ''}`;
     try {
       await fn();
     } finally {
       process.env['PATH'] = path;
     }
-    const lines = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
+    const lines = await Promise.all(
+      (await readdir(calls)).map((name) => readFile(join(calls, name), 'utf8')),
+    );
     // Drop the hardening `-c name=value` pairs and `--git-dir=`/`--work-tree=` before the subcommand.
     return lines.map((l) => {
       const args = l.split('\x1f').slice(0, -1);
