@@ -58,37 +58,49 @@ t.test('a run whose journal cannot be opened is not created', async (t) => {
   t.equal((await b.req('POST', '/runs/f/events', ev({ id: 'f0' }))).status, 201);
 });
 
-t.test('a run whose files cannot all be written leaves no temporary directory behind', async (t) => {
-  const b = await startTestBridge();
-  t.teardown(() => cleanup(b));
-  const entriesBefore = await readdir(b.t.dataDir);
-  // The creation's own open of the empty journal, inside the temporary run directory.
-  const refusal = refuseOpens(t, (path, flags) => flags === 'wx' && String(path).endsWith('/events.jsonl'));
-  const refused = await b.req('POST', '/runs', { id: 'w', title: 'T' });
-  refusal.restore();
-  t.equal(refusal.refused, 1, 'the creation reached the journal open');
-  t.equal(refused.status, 500);
-  t.same(await readdir(b.t.dataDir), entriesBefore, 'no temporary run directory is left');
-  t.equal((await b.req('POST', '/runs', { id: 'w', title: 'T' })).status, 201, 'a retry creates the run');
-});
-
-t.test('a run directory that cannot be synced into place is taken out again', async (t) => {
+/**
+ * A POST /runs failed by the one open `match` picks (`seen.refused`: how many it refused so far;
+ * `seen.dataDirs`: the data directory's path as given and as resolved): 500, the data directory
+ * as it was, and a retry creates the run.
+ */
+async function refusedCreation(
+  t: Test,
+  id: string,
+  match: (path: unknown, flags: unknown, seen: { refused: number; dataDirs: string[] }) => boolean,
+  what: string,
+) {
   const b = await startTestBridge();
   t.teardown(() => cleanup(b));
   const dataDirs = [b.t.dataDir, await realpath(b.t.dataDir)];
   const entriesBefore = await readdir(b.t.dataDir);
-  // The first sync of the data directory: the one after the run directory was renamed into it.
-  const refusal = refuseOpens(
-    t,
-    (path, flags) => flags === 'r' && dataDirs.includes(String(path)) && !refusal.refused,
-  );
-  const refused = await b.req('POST', '/runs', { id: 'd', title: 'T' });
+  const refusal = refuseOpens(t, (path, flags) => match(path, flags, { refused: refusal.refused, dataDirs }));
+  const refused = await b.req('POST', '/runs', { id, title: 'T' });
   refusal.restore();
-  t.equal(refusal.refused, 1, 'the data directory sync was refused');
+  t.equal(refusal.refused, 1, what);
   t.equal(refused.status, 500);
-  t.same(await readdir(b.t.dataDir), entriesBefore, 'no run directory is left');
-  t.equal((await b.req('POST', '/runs', { id: 'd', title: 'T' })).status, 201, 'a retry creates the run');
-});
+  t.same(await readdir(b.t.dataDir), entriesBefore, 'no run directory, temporary or placed, is left');
+  t.equal((await b.req('POST', '/runs', { id, title: 'T' })).status, 201, 'a retry creates the run');
+}
+
+t.test('a run whose files cannot all be written leaves no temporary directory behind', (t) =>
+  // The creation's own open of the empty journal, inside the temporary run directory.
+  refusedCreation(
+    t,
+    'w',
+    (path, flags) => flags === 'wx' && String(path).endsWith('/events.jsonl'),
+    'the creation reached the journal open',
+  ),
+);
+
+t.test('a run directory that cannot be synced into place is taken out again', (t) =>
+  // The first sync of the data directory: the one after the run directory was renamed into it.
+  refusedCreation(
+    t,
+    'd',
+    (path, flags, seen) => flags === 'r' && seen.dataDirs.includes(String(path)) && seen.refused === 0,
+    'the data directory sync was refused',
+  ),
+);
 
 t.test('a new run is synced, file and directory entries, before it is acknowledged', async (t) => {
   const b = await startTestBridge();
