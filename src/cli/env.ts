@@ -40,6 +40,16 @@ export function bridgeUrl(env: NodeJS.ProcessEnv = process.env): URL {
   return url;
 }
 
+/** Parses the KEY=value lines `harness init` writes (no shell expansion, no quoting tricks). */
+export function parseEnvFile(text: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line.trim());
+    if (m?.[1] !== undefined && m[2] !== undefined) env[m[1]] = m[2];
+  }
+  return env;
+}
+
 export function requireEnv(name: string, env: NodeJS.ProcessEnv = process.env): string {
   const value = env[name];
   if (value === undefined || value === '') throw new UsageError(`${name} is not set in the environment`);

@@ -6,7 +6,9 @@ import type { Command } from 'commander';
 import { execa } from '#execa';
 import { trustStoreDigest } from '../server/trust-pin.js';
 import { atomicWrite } from '../storage/atomic.js';
-import { DEFAULT_BRIDGE_URL, UsageError } from './env.js';
+import { DEFAULT_BRIDGE_URL, parseEnvFile, UsageError } from './env.js';
+
+export { parseEnvFile };
 
 /** One file `harness init` keeps in the dev directory, and the shell it is for. */
 export interface DevFile {
@@ -49,16 +51,6 @@ const BRIDGE_ROLE =
 
 export function defaultDevDir(): string {
   return join(homedir(), '.harness', 'dev');
-}
-
-/** Parses the KEY=value lines `harness init` writes (no shell expansion, no quoting tricks). */
-export function parseEnvFile(text: string): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const line of text.split('\n')) {
-    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line.trim());
-    if (m?.[1] !== undefined && m[2] !== undefined) env[m[1]] = m[2];
-  }
-  return env;
 }
 
 const secret = () => randomBytes(32).toString('base64url');

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-import { Command, CommanderError } from 'commander';
-import { registerCommands } from './commands.js';
-import { refuseCredentialArguments, UsageError } from './env.js';
-import { terminalText } from './terminal.js';
+/**
+ * The `harness` entry. `harness hook` runs on every tool call of an agent, so its start is part of
+ * the product: it goes straight to its own small module graph, without commander or any command's
+ * imports. Everything else goes through the commander program.
+ */
 
 /**
  * A reader that closes the pipe early (`harness explain r | head -3`) has taken what it wanted: the
@@ -15,26 +16,5 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-/** Exit codes for every command (CONTRACT section 8): 0 success, 1 check or request failed, 2 usage or environment. */
-const program = new Command('harness')
-  .description('harness-bridge: local run bridge for agent workflow telemetry')
-  .exitOverride()
-  .configureOutput({ writeErr: (s) => process.stderr.write(s) });
-await registerCommands(program);
-
-try {
-  // Every command: process arguments are visible to every local user (SPEC Authentication).
-  refuseCredentialArguments(process.argv.slice(2));
-  await program.parseAsync(process.argv);
-} catch (err) {
-  if (err instanceof CommanderError) {
-    process.exitCode = err.exitCode === 0 ? 0 : 2;
-  } else if (err instanceof UsageError) {
-    process.stderr.write(`harness: ${terminalText(err.message)}\n`);
-    process.exitCode = 2;
-  } else {
-    // A failure can name an artifact path, an adapter value or a bridge answer: agent-chosen text.
-    process.stderr.write(`harness: ${terminalText(err instanceof Error ? err.message : String(err))}\n`);
-    process.exitCode = 1;
-  }
-}
+if (process.argv[2] === 'hook') await (await import('./hook.js')).hookMain(process.argv.slice(3));
+else await import('./program.js');

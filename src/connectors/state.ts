@@ -1,0 +1,58 @@
+import { createHash } from 'node:crypto';
+import { lstat, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/**
+ * What the connector remembers of a run between hook calls, in a small 0600 file per run under
+ * `~/.harness/connector/`: the sessions seen, the node -> artifact map the bridge resolved for the
+ * run, and the last fingerprint (size, mtime, inode) of each artifact and configuration file, so a
+ * hook posts only what is new or changed. Losing the file costs nothing but repeats: artifact
+ * events carry ids derived from the fingerprint, and the bridge answers a repeat as a duplicate.
+ */
+export interface RunMemory {
+  sessions: string[];
+  artifactMap: Record<string, string> | null;
+  artifacts: Record<string, string>;
+  configs: Record<string, string>;
+}
+
+export function memoryFile(home: string, runId: string): string {
+  return join(home, '.harness', 'connector', `run-${createHash('sha256').update(runId).digest('hex')}.json`);
+}
+
+export async function loadMemory(file: string): Promise<RunMemory> {
+  const text = await readFile(file, 'utf8').catch(() => null);
+  const empty: RunMemory = { sessions: [], artifactMap: null, artifacts: {}, configs: {} };
+  if (text === null) return empty;
+  try {
+    const m = JSON.parse(text) as Partial<RunMemory>;
+    return {
+      sessions: Array.isArray(m.sessions) ? m.sessions.filter((s) => typeof s === 'string') : [],
+      artifactMap: m.artifactMap && typeof m.artifactMap === 'object' ? m.artifactMap : null,
+      artifacts: m.artifacts && typeof m.artifacts === 'object' ? m.artifacts : {},
+      configs: m.configs && typeof m.configs === 'object' ? m.configs : {},
+    };
+  } catch {
+    return empty;
+  }
+}
+
+/** Replaced whole (temporary file, then rename): a reader sees the old or the new file, never half. */
+export async function saveMemory(file: string, memory: RunMemory): Promise<void> {
+  await mkdir(join(file, '..'), { recursive: true, mode: 0o700 });
+  const tmp = `${file}.${process.pid}.tmp`;
+  await writeFile(tmp, JSON.stringify(memory), { mode: 0o600 });
+  await rename(tmp, file);
+}
+
+/**
+ * A file's fingerprint, without following a link: `size:mtimeMs:ino` for a regular file,
+ * `link`, `other` (a directory, a FIFO) or `absent`.
+ */
+export async function fingerprint(path: string): Promise<string> {
+  const s = await lstat(path).catch(() => null);
+  if (s === null) return 'absent';
+  if (s.isSymbolicLink()) return 'link';
+  if (!s.isFile()) return 'other';
+  return `${s.size}:${s.mtimeMs}:${s.ino}`;
+}
