@@ -18,6 +18,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   review: async () => (await import('./review.js')).registerReview,
   run: async () => (await import('./run-create.js')).registerRunCreate,
   mcp: async () => (await import('./mcp.js')).registerMcp,
+  outbox: async () => (await import('./outbox.js')).registerOutbox,
   start: async () => (await import('./start.js')).registerStart,
   ui: async () => (await import('./ui.js')).registerUi,
   verify: async () => (await import('./verify.js')).registerVerify,

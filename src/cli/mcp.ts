@@ -11,11 +11,14 @@ export function registerMcp(program: Command): void {
   program
     .command('mcp')
     .description(
-      'serve the harness.* tools over stdio for an MCP client (token from HARNESS_BRIDGE_ACCESS_TOKEN)',
+      'serve the harness.* tools over stdio for an MCP client (token from HARNESS_BRIDGE_ACCESS_TOKEN, else connector.json tokenFile)',
     )
     .action(async () => {
       refuseCredentials(['HARNESS_BRIDGE_INTEGRITY_KEY', 'HARNESS_HUMAN_APPROVAL_TOKEN'], 'harness mcp');
-      const token = requireEnv('HARNESS_BRIDGE_ACCESS_TOKEN');
+      // As the hooks do: the environment's token, else the agent.env file connector.json names.
+      const { clientToken } = await import('../connectors/hook.js');
+      const token =
+        (await clientToken(process.env, process.cwd())) ?? requireEnv('HARNESS_BRIDGE_ACCESS_TOKEN');
       bridgeUrl(process.env);
       const { serveMcp } = await import('../mcp/server.js');
       await serveMcp(token);

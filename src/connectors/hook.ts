@@ -92,7 +92,7 @@ function kindOf(table: RuntimeTable, event: string): HookKind | undefined {
 }
 
 /** The access token: the environment's, else the one in the env file connector.json names. */
-async function accessToken(config: ConnectorConfig, env: NodeJS.ProcessEnv): Promise<string | null> {
+export async function accessToken(config: ConnectorConfig, env: NodeJS.ProcessEnv): Promise<string | null> {
   const fromEnv = env['HARNESS_BRIDGE_ACCESS_TOKEN'];
   if (fromEnv) return fromEnv;
   if (config.tokenFile === undefined) return null;
@@ -108,7 +108,12 @@ async function accessToken(config: ConnectorConfig, env: NodeJS.ProcessEnv): Pro
   return file['HARNESS_BRIDGE_ACCESS_TOKEN'] || null;
 }
 
-async function loadConfig(env: NodeJS.ProcessEnv, cwd: string): Promise<ConnectorConfig> {
+/** The access token of a client started in `cwd` (`harness mcp`, `outbox flush`): as a hook finds it. */
+export async function clientToken(env: NodeJS.ProcessEnv, cwd: string): Promise<string | null> {
+  return env['HARNESS_BRIDGE_ACCESS_TOKEN'] || accessToken(await loadConfig(env, cwd), env);
+}
+
+export async function loadConfig(env: NodeJS.ProcessEnv, cwd: string): Promise<ConnectorConfig> {
   const found = await findConnectorConfig(cwd, env['HOME']);
   return found === null
     ? defaultConnectorConfig(cwd)
