@@ -91,3 +91,28 @@ export async function eventRows(b: TestBridge, runId: string): Promise<string[]>
   if (r.status !== 200) return [`${r.status} ${r.body['error']}`];
   return (await allEvents(b, runId)).map((e) => `${e['type']} ${e['nodeId']} ${e['status']} ${e['actor']}`);
 }
+
+/**
+ * A fixture as a runtime would send it for a session in `project`: the documented payload with its
+ * example project folder (`/home/dev/shop`) replaced by `project` everywhere, and `over` applied.
+ */
+export async function sessionPayload(
+  runtime: string,
+  name: string,
+  project: string,
+  over: Json = {},
+): Promise<Json> {
+  const text = JSON.stringify(await fixture(runtime, name)).replaceAll('/home/dev/shop', project);
+  return merge(JSON.parse(text) as Json, over);
+}
+
+/** `harness hook` in this process (the engine itself): for tests that make many calls. */
+export async function hookInProcess(runtime: string, payload: Json | string, env: Record<string, string>) {
+  const { runHook } = await import('../../src/connectors/hook.js');
+  const { runtimeTable } = await import('../../src/connectors/runtimes.js');
+  return runHook(
+    runtimeTable(runtime)!,
+    typeof payload === 'string' ? payload : JSON.stringify(payload),
+    env,
+  );
+}
