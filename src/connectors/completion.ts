@@ -1,4 +1,4 @@
-import type { HookContext } from './hook.js';
+import type { HookContext } from './session.js';
 import type { HookAnswer } from './table.js';
 
 /**

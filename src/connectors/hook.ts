@@ -1,9 +1,6 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { isAbsolute } from 'node:path';
 import { RUN_ID_PATTERN } from '../contract/limits.js';
-import type { BridgeClient } from './bridge-client.js';
-import { fetchArtifactMap, recordChanges } from './changes.js';
-import { recordCompletion } from './completion.js';
 import {
   type ConnectorConfig,
   ConnectorConfigError,
@@ -11,10 +8,7 @@ import {
   findConnectorConfig,
   parseConnectorConfig,
 } from './config.js';
-import { type Event, enqueue, OutboxFullError, type SendResult, send } from './outbox.js';
 import { matchRedZone } from './redzone.js';
-import { decideRedZone } from './redzone-decision.js';
-import { loadMemory, memoryFile, type RunMemory, saveMemory } from './state.js';
 import type { HookAnswer, HookKind, RuntimeTable } from './table.js';
 
 /** One hook payload, as every runtime sends it (RUNTIMES.md "Common input fields"). */
@@ -26,25 +20,6 @@ export interface Payload {
   tool_name?: string;
   tool_input?: Record<string, unknown>;
   [field: string]: unknown;
-}
-
-/** What one hook call works with, handed to each step. */
-export interface HookContext {
-  table: RuntimeTable;
-  payload: Payload;
-  config: ConnectorConfig;
-  /** null without an access token: events then wait in the outbox until one is set. */
-  client: BridgeClient | null;
-  home: string;
-  runId: string;
-  cwd: string;
-  memory: RunMemory;
-  /** Lines for stderr: what went to the outbox, what the bridge refused. */
-  notes: string[];
-  /** True when something needs the user's attention: the hook then exits 1 (a warning). */
-  warn: boolean;
-  /** Sends one event of the run (actor, mode and source filled in), in order behind the outbox. */
-  send(fields: Record<string, unknown>, deadlineMs?: number, id?: string): Promise<SendResult>;
 }
 
 const NOT_A_PAYLOAD =
@@ -154,170 +129,26 @@ export async function runHook(
     return { exitCode: 1, stderr: `harness hook: ${why}\n` };
   }
   try {
-    return await dispatch(table, kind, payload, config, env, cwd);
+    // A tool call no rule holds is the common case: it loads nothing more, reads no run memory and
+    // contacts no bridge.
+    const action =
+      kind === 'pre-tool'
+        ? await matchRedZone(
+            table,
+            config.redZone,
+            payload.tool_name ?? '',
+            payload.tool_input ?? {},
+            cwd,
+            config.projectDir,
+          )
+        : null;
+    if (kind === 'pre-tool' && action === null) return { exitCode: 0 };
+    const { runSession } = await import('./session.js');
+    return await runSession({ table, kind, payload, config, env, cwd, action });
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
     if (kind === 'pre-tool' && config.redZone.length > 0)
       return { exitCode: 2, stderr: `Red Zone: the connector failed (${why}); blocked\n` };
     return { exitCode: 1, stderr: `harness hook: ${why}\n` };
   }
-}
-
-async function dispatch(
-  table: RuntimeTable,
-  kind: HookKind,
-  payload: Payload,
-  config: ConnectorConfig,
-  env: NodeJS.ProcessEnv,
-  cwd: string,
-): Promise<HookAnswer> {
-  const home = env['HOME'] || (await import('node:os')).homedir();
-  const runId = runIdFor(config.runId, table.name, payload.session_id, env);
-  if (!RUN_ID_PATTERN.test(runId))
-    return { exitCode: 1, stderr: `harness hook: the run ID ${JSON.stringify(runId)} is not canonical\n` };
-  const token = await accessToken(config, env);
-  const { bridgeUrl } = await import('../cli/env.js');
-  const client = token === null ? null : { url: bridgeUrl(env), token };
-  // A no-match tool call is the common case: it reads no run memory and contacts no bridge.
-  const action =
-    kind === 'pre-tool'
-      ? await matchRedZone(
-          table,
-          config.redZone,
-          payload.tool_name ?? '',
-          payload.tool_input ?? {},
-          cwd,
-          config.projectDir,
-        )
-      : null;
-  if (kind === 'pre-tool' && action === null) return { exitCode: 0 };
-  const memFile = memoryFile(home, runId);
-  const memory = await loadMemory(memFile);
-  const before = JSON.stringify(memory);
-  const ctx: HookContext = {
-    table,
-    payload,
-    config,
-    client,
-    home,
-    runId,
-    cwd,
-    memory,
-    notes:
-      token === null
-        ? [
-            'no access token (HARNESS_BRIDGE_ACCESS_TOKEN, or tokenFile in connector.json): events wait in the outbox',
-          ]
-        : [],
-    warn: token === null,
-    send: (fields, deadlineMs = config.deadlineMs, id = `${table.name}-${randomUUID()}`) =>
-      sendEvent(ctx, { id, ...fields }, deadlineMs),
-  };
-  let answer: HookAnswer;
-  switch (kind) {
-    case 'session-start':
-      await sessionStart(ctx);
-      await recordChanges(ctx);
-      answer = { exitCode: 0 };
-      break;
-    case 'pre-tool':
-      answer = await decideRedZone(ctx, action!);
-      break;
-    case 'post-tool':
-      await recordChanges(ctx);
-      answer = { exitCode: 0 };
-      break;
-    case 'stop':
-      await recordChanges(ctx);
-      answer = await recordCompletion(ctx);
-      break;
-  }
-  if (JSON.stringify(ctx.memory) !== before) await saveMemory(memFile, ctx.memory);
-  return withNotes(answer, ctx);
-}
-
-function withNotes(answer: HookAnswer, ctx: HookContext): HookAnswer {
-  if (ctx.notes.length === 0) return answer;
-  const stderr = (answer.stderr ?? '') + ctx.notes.map((n) => `harness hook: ${n}\n`).join('');
-  return { ...answer, stderr, exitCode: answer.exitCode === 0 && ctx.warn ? 1 : answer.exitCode };
-}
-
-async function sendEvent(ctx: HookContext, fields: Event, deadlineMs: number): Promise<SendResult> {
-  const event: Event = {
-    ...fields,
-    actor: ctx.table.actor,
-    runMode: 'live',
-    eventSource: 'bridge',
-    ts: fields['ts'] ?? new Date().toISOString(),
-    // A run this connector has not started yet is created by whichever event reaches it first,
-    // and that event must seal the run's artifact root and adapter.
-    ...(ctx.memory.sessions.length === 0 || fields['type'] === 'agent.connected'
-      ? setupFields(ctx.config)
-      : {}),
-  };
-  try {
-    if (ctx.client === null) {
-      await enqueue(ctx.home, ctx.runId, event);
-      return { kind: 'queued', why: 'no access token', flushed: null };
-    }
-    const r = await send(ctx.client, ctx.home, ctx.runId, event, deadlineMs);
-    for (const f of r.flushed?.refused ?? [])
-      note(ctx, `the bridge refused a queued ${String(f.event['type'])}: ${refusal(f.answer.body)}`, true);
-    if (r.kind === 'queued')
-      note(ctx, `the bridge did not take ${String(event['type'])} (${r.why}); it waits in the outbox`, false);
-    if (r.kind === 'refused' && !expectedRefusal(r.answer.body))
-      note(ctx, `the bridge refused ${String(event['type'])}: ${refusal(r.answer.body)}`, true);
-    return r;
-  } catch (err) {
-    if (err instanceof OutboxFullError)
-      note(ctx, `${err.message}; ${String(event['type'])} was not recorded`, true);
-    throw err;
-  }
-}
-
-function setupFields(config: ConnectorConfig): Record<string, string> {
-  return {
-    artifactRoot: config.artifactRoot,
-    ...(config.adapterPath === undefined ? {} : { adapterPath: config.adapterPath }),
-  };
-}
-
-/** Refusals that are answers, not faults: the finish line not yet met, a closed run, a pending twin. */
-function expectedRefusal(body: Record<string, unknown>): boolean {
-  return ['finish_line_blocked', 'run_closed'].includes(String(body['error']));
-}
-
-export function refusal(body: Record<string, unknown>): string {
-  const problems = Array.isArray(body['problems'])
-    ? ` (${(body['problems'] as unknown[]).slice(0, 3).join('; ')})`
-    : '';
-  return `${String(body['error'] ?? 'refused')}: ${String(body['message'] ?? '')}${problems}`;
-}
-
-export function note(ctx: HookContext, line: string, warn: boolean): void {
-  ctx.notes.push(line);
-  if (warn) ctx.warn = true;
-}
-
-/** SessionStart: `agent.connected` (and `node.entered intake` on the run's first session). */
-async function sessionStart(ctx: HookContext): Promise<void> {
-  const { table, payload, memory } = ctx;
-  const trigger = table.triggerFields.map((f) => payload[f]).find((v) => typeof v === 'string');
-  const model = typeof payload['model'] === 'string' ? `, model ${payload['model']}` : '';
-  const first = memory.sessions.length === 0;
-  await ctx.send({
-    type: 'agent.connected',
-    nodeId: 'intake',
-    status: 'ok',
-    message: `${table.label} connected (session ${payload.session_id}${model}, trigger ${String(trigger ?? 'unknown')})`,
-  });
-  if (first)
-    await ctx.send({
-      type: 'node.entered',
-      nodeId: 'intake',
-      status: 'ok',
-      message: `${table.label} started in ${ctx.cwd}`,
-    });
-  if (!memory.sessions.includes(payload.session_id)) memory.sessions.push(payload.session_id);
-  if (memory.artifactMap === null) await fetchArtifactMap(ctx);
 }

@@ -11,7 +11,7 @@ import { ROOT } from '../helpers/paths.js';
  * `execa`'s ~100: the code uses the bundles behind `#typebox` and `#execa`
  * (scripts/bundle-vendor.mjs).
  */
-function moduleGraph(entry: string) {
+function moduleGraph(entry: string, { dynamic = true } = {}) {
   const seen = new Set<string>();
   const packages = new Set<string>();
   const pending = [entry];
@@ -20,7 +20,10 @@ function moduleGraph(entry: string) {
     if (seen.has(file)) continue;
     seen.add(file);
     const source = readFileSync(file, 'utf8');
-    for (const m of source.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)['"]([^'"]+)['"]/g)) {
+    const spec = dynamic
+      ? /(?:\bfrom\s*|\bimport\s*\(?\s*)['"]([^'"]+)['"]/g
+      : /(?:\bfrom\s*|\bimport\s*)['"]([^'"]+)['"]/g;
+    for (const m of source.matchAll(spec)) {
       const spec = m[1]!;
       if (spec.startsWith('node:')) continue;
       if (spec.startsWith('.')) pending.push(resolve(dirname(file), spec));
@@ -67,3 +70,42 @@ t.test('no entry loads typebox or execa themselves, only their bundles', async (
   const check = Compile(Type.String({ format: 'date-time' }));
   t.ok(check.Check('2026-11-26T00:00:00Z') && !check.Check('yesterday'), 'the bundle checks formats');
 });
+
+t.test(
+  'harness hook starts on a small graph: no commander, no schema compiler, no client library',
+  async (t) => {
+    const main = readFileSync(join(ROOT, 'dist/src/cli/main.js'), 'utf8');
+    t.notMatch(
+      main,
+      /^import\s/m,
+      'the entry imports nothing statically: each path loads only its own graph',
+    );
+    const graph = moduleGraph(join(ROOT, 'dist/src/cli/hook.js'));
+    t.ok(graph.files.includes('dist/src/connectors/outbox.js'), 'the walk follows the engine');
+    // picomatch is loaded only when a written path meets a Red Zone path rule.
+    t.same(graph.packages, ['picomatch'], `packages reached: ${graph.packages.join(', ')}`);
+    const foreign = graph.files.filter(
+      (f) =>
+        !f.startsWith('dist/src/connectors/') &&
+        ![
+          'dist/src/cli/hook.js',
+          'dist/src/cli/env.js',
+          'dist/src/contract/limits.js',
+          'dist/src/contract/loopback.js',
+        ].includes(f),
+    );
+    t.same(foreign, [], `modules outside the connector reached: ${foreign.join(', ')}`);
+    t.notOk(
+      graph.files.includes('dist/src/connectors/install.js'),
+      'the installer is not part of a hook call',
+    );
+    // What a tool call no Red Zone rule holds loads: the rest comes in only past that check.
+    const quiet = moduleGraph(join(ROOT, 'dist/src/cli/hook.js'), { dynamic: false });
+    t.ok(quiet.files.includes('dist/src/connectors/redzone.js'), 'the static walk reaches the rules');
+    for (const late of ['session', 'outbox', 'bridge-client', 'state'])
+      t.notOk(
+        quiet.files.includes(`dist/src/connectors/${late}.js`),
+        `${late}.js is loaded only when needed`,
+      );
+  },
+);
