@@ -22,7 +22,7 @@ import { bridgeEnv, startChild } from './children.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const root = resolve(here, '..', '..');
-const CLI = join(root, 'dist', 'src', 'cli', 'main.js');
+const CLI = join(root, 'dist', 'src', 'cli', 'main.cjs');
 const CALLS = Math.max(5, Number(process.env['BENCH_CALLS']) || 40);
 
 function timed(

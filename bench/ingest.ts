@@ -75,7 +75,7 @@ async function main(): Promise<void> {
   const prof = process.env['BENCH_CPU_PROF'];
   const bridgeArgs = [
     ...(prof ? ['--cpu-prof', '--cpu-prof-dir', resolve(prof)] : []),
-    join(root, 'dist', 'src', 'cli', 'main.js'),
+    join(root, 'dist', 'src', 'cli', 'main.cjs'),
     'bridge',
   ];
   const echo = await startChild(

@@ -5,7 +5,7 @@
  *
  *   node dist/bench/profile-phase.js a|b [seconds] [rounds]
  *
- * BRIDGE_DIST=<dir>[,<dir>...] runs the bridge from other builds (dirs holding src/cli/main.js),
+ * BRIDGE_DIST=<dir>[,<dir>...] runs the bridge from other builds (dirs holding src/cli/main.cjs),
  * so versions can be compared in alternating rounds on a machine whose speed drifts; a dir written
  * with a trailing `+` also gets the node flags in BRIDGE_NODE_FLAGS.
  */
@@ -125,7 +125,7 @@ for (let round = 0; round < rounds; round++) {
       [
         ...(prof ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []),
         ...(dist.endsWith('+') ? (process.env['BRIDGE_NODE_FLAGS'] ?? '').split(' ').filter(Boolean) : []),
-        join(resolve(dist.replace(/\+$/, '')), 'src', 'cli', 'main.js'),
+        join(resolve(dist.replace(/\+$/, '')), 'src', 'cli', 'main.cjs'),
         'bridge',
       ],
       env,

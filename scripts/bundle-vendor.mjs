@@ -4,6 +4,11 @@
 // `#typebox/compile`, `#typebox/value` and `#execa` (package.json "imports"): types from the
 // packages' own declarations (src/vendor), code from these bundles. `npm run build` runs this
 // after tsc.
+//
+// It also bundles `harness hook` (src/cli/hook.ts and what it imports) into one CommonJS file,
+// dist/bundle/hook.cjs, which the CommonJS entry (src/cli/main.cts) requires: a hook runs on every
+// tool call of an agent, and one CommonJS file starts without the ESM loader or a module-by-module
+// load (docs/performance.md, bench:hook). It is built from the sources, so tsc need not run first.
 import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -34,4 +39,14 @@ await build({
   banner: {
     js: "import { createRequire as vendorRequire } from 'node:module'; const require = vendorRequire(import.meta.url);",
   },
+});
+// picomatch stays outside: it is imported only when a written path meets a Red Zone path rule.
+rmSync(`${root}dist/bundle`, { recursive: true, force: true });
+await build({
+  ...common,
+  entryPoints: { hook: 'src/cli/hook.ts' },
+  format: 'cjs',
+  outExtension: { '.js': '.cjs' },
+  external: ['picomatch'],
+  outdir: `${root}dist/bundle`,
 });

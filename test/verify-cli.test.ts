@@ -26,7 +26,7 @@ import { complete, driveToReady } from './helpers/complete-run.js';
  * each of the three run files, a changed artifact, or a missing key fails with its exit code;
  * and verify never writes (not even the torn tail the bridge would cut).
  */
-const cli = resolve('dist/src/cli/main.js');
+const cli = resolve('dist/src/cli/main.cjs');
 const run = promisify(execFile);
 
 interface Result {

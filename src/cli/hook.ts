@@ -1,3 +1,4 @@
+import { read } from 'node:fs';
 import { runHook } from '../connectors/hook.js';
 import { RUNTIME_NAMES, runtimeTable } from '../connectors/runtimes.js';
 
@@ -6,24 +7,31 @@ const STDIN_MAX_BYTES = 32 * 1024 * 1024;
 /** The runtime writes the payload and closes standard input at once; a stdin left open is not a hook call. */
 const STDIN_DEADLINE_MS = 10_000;
 
+/**
+ * Standard input read from fd 0 directly: `process.stdin` would build a stream over a socket for
+ * the runtime's pipe, a tenth of a bare Node start that a hook pays on every tool call.
+ */
 function readStdin(): Promise<string | null> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const timer = setTimeout(() => resolve(null), STDIN_DEADLINE_MS);
     const done = (v: string | null) => {
       clearTimeout(timer);
-      process.stdin.removeAllListeners();
-      process.stdin.destroy();
       resolve(v);
     };
-    const timer = setTimeout(() => done(null), STDIN_DEADLINE_MS);
-    process.stdin.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > STDIN_MAX_BYTES) done(null);
-      else chunks.push(c);
-    });
-    process.stdin.on('end', () => done(Buffer.concat(chunks).toString('utf8')));
-    process.stdin.on('error', () => done(null));
+    const next = (): void =>
+      read(0, Buffer.allocUnsafe(65536), 0, 65536, null, (err, n, buf) => {
+        // A non-blocking pipe with nothing in it yet: look again shortly, within the deadline.
+        if (err?.code === 'EAGAIN') return void setTimeout(next, 5);
+        if (err) return done(null);
+        if (n === 0) return done(Buffer.concat(chunks).toString('utf8'));
+        size += n;
+        if (size > STDIN_MAX_BYTES) return done(null);
+        chunks.push(buf.subarray(0, n));
+        next();
+      });
+    next();
   });
 }
 
@@ -49,7 +57,18 @@ export async function hookMain(args: string[]): Promise<void> {
           stderr: 'harness hook: standard input was not a payload (too large, or not closed in time)\n',
         }
       : await runHook(table, input, process.env);
-  if (answer.stdout) process.stdout.write(answer.stdout);
-  if (answer.stderr) process.stderr.write(answer.stderr);
+  // The streams are made only when there is something to say; a runtime that closed its end early
+  // has what it needs, and the exit code still stands.
+  const say = (stream: () => NodeJS.WriteStream, text: string | undefined) => {
+    if (!text) return;
+    stream().on('error', () => {});
+    stream().write(text);
+  };
+  say(() => process.stdout, answer.stdout);
+  say(() => process.stderr, answer.stderr);
   process.exitCode = answer.exitCode;
+  // A read of standard input still waiting (never closed, or past the size bound) would hold the
+  // process open: the answer is given, so it ends here (stdout and stderr are synchronous on pipes
+  // and files on Linux).
+  if (input === null) process.exit();
 }

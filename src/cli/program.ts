@@ -3,6 +3,17 @@ import { registerCommands } from './commands.js';
 import { refuseCredentialArguments, UsageError } from './env.js';
 import { terminalText } from './terminal.js';
 
+/**
+ * A reader that closes the pipe early (`harness explain r | head -3`) has taken what it wanted: the
+ * rest of the output is dropped, and the command's own exit code stands instead of a crash on
+ * EPIPE. Any other stream error is still thrown.
+ */
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
+}
+
 /** Exit codes for every command (CONTRACT section 8): 0 success, 1 check or request failed, 2 usage or environment. */
 const program = new Command('harness')
   .description('harness-bridge: local run bridge for agent workflow telemetry')

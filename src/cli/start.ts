@@ -32,7 +32,7 @@ export function registerStart(program: Command): void {
       process.stdout.write(describeDevFiles(setup));
       const bridge = await serveBridge({ ...process.env, ...setup.env });
       const uiPort = process.env['HARNESS_UI_PORT'] || '8788';
-      const ui = execa(process.execPath, [fileURLToPath(new URL('./main.js', import.meta.url)), 'ui'], {
+      const ui = execa(process.execPath, [fileURLToPath(new URL('./main.cjs', import.meta.url)), 'ui'], {
         extendEnv: false,
         env: {
           PATH: process.env['PATH'] ?? '',

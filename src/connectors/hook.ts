@@ -1,6 +1,4 @@
-import { createHash } from 'node:crypto';
 import { isAbsolute } from 'node:path';
-import { RUN_ID_PATTERN } from '../contract/limits.js';
 import {
   type ConnectorConfig,
   ConnectorConfigError,
@@ -38,28 +36,6 @@ export function parsePayload(text: string): Payload | null {
     return null;
   if (p.tool_input !== undefined && (p.tool_input === null || typeof p.tool_input !== 'object')) return null;
   return p;
-}
-
-/**
- * The run a session reports to: HARNESS_RUN_ID, else the template (`{runtime}-{session}` by default)
- * with the session id made to fit the run-ID pattern. The same session always maps to the same run,
- * so a resumed session continues it. A session id that cannot be made to fit is replaced by its
- * digest, never truncated into another session's run.
- */
-export function runIdFor(
-  template: string,
-  runtime: string,
-  sessionId: string,
-  env: NodeJS.ProcessEnv,
-): string {
-  const fixed = env['HARNESS_RUN_ID'];
-  if (fixed !== undefined && fixed !== '') return fixed;
-  const session = sessionId.replace(/[^A-Za-z0-9._-]/g, '-');
-  const id = template.replaceAll('{runtime}', runtime).replaceAll('{session}', session);
-  if (RUN_ID_PATTERN.test(id)) return id;
-  return template
-    .replaceAll('{runtime}', runtime)
-    .replaceAll('{session}', createHash('sha256').update(sessionId).digest('hex').slice(0, 32));
 }
 
 function kindOf(table: RuntimeTable, event: string): HookKind | undefined {

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import type { RedZoneRule } from './config.js';
 import type { RuntimeTable } from './table.js';
@@ -74,7 +73,9 @@ function stableJson(v: unknown): string {
   return JSON.stringify(v) ?? 'null';
 }
 
-function action(rule: RedZoneRule, kind: RedZoneAction['kind'], text: string): RedZoneAction {
+async function action(rule: RedZoneRule, kind: RedZoneAction['kind'], text: string): Promise<RedZoneAction> {
+  // Loaded only on a match: node:crypto is a tenth of a bare Node start, and most calls match nothing.
+  const { createHash } = await import('node:crypto');
   const digest = createHash('sha256').update(`${kind}\0${text}`).digest('hex').slice(0, 12);
   return { rule, kind, text, scope: `${rule.approvalScope}:${digest}` };
 }

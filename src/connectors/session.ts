@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { RUN_ID_PATTERN } from '../contract/limits.js';
 import type { BridgeClient } from './bridge-client.js';
 import { fetchArtifactMap, recordChanges } from './changes.js';
 import { recordCompletion } from './completion.js';
 import type { ConnectorConfig } from './config.js';
-import { accessToken, type Payload, runIdFor } from './hook.js';
+import { accessToken, type Payload } from './hook.js';
 import { type Event, enqueue, OutboxFullError, type SendResult, send } from './outbox.js';
 import type { RedZoneAction } from './redzone.js';
 import { decideRedZone } from './redzone-decision.js';
@@ -28,6 +28,28 @@ export interface HookContext {
   warn: boolean;
   /** Sends one event of the run (actor, mode and source filled in), in order behind the outbox. */
   send(fields: Record<string, unknown>, deadlineMs?: number, id?: string): Promise<SendResult>;
+}
+
+/**
+ * The run a session reports to: HARNESS_RUN_ID, else the template (`{runtime}-{session}` by default)
+ * with the session id made to fit the run-ID pattern. The same session always maps to the same run,
+ * so a resumed session continues it. A session id that cannot be made to fit is replaced by its
+ * digest, never truncated into another session's run.
+ */
+export function runIdFor(
+  template: string,
+  runtime: string,
+  sessionId: string,
+  env: NodeJS.ProcessEnv,
+): string {
+  const fixed = env['HARNESS_RUN_ID'];
+  if (fixed !== undefined && fixed !== '') return fixed;
+  const session = sessionId.replace(/[^A-Za-z0-9._-]/g, '-');
+  const id = template.replaceAll('{runtime}', runtime).replaceAll('{session}', session);
+  if (RUN_ID_PATTERN.test(id)) return id;
+  return template
+    .replaceAll('{runtime}', runtime)
+    .replaceAll('{session}', createHash('sha256').update(sessionId).digest('hex').slice(0, 32));
 }
 
 /** One hook call past its Red Zone check: the run's memory, the bridge, and the step for its kind. */

@@ -53,7 +53,7 @@ t.test('the walk sees a package import when there is one', async (t) => {
 
 t.test('no entry loads typebox or execa themselves, only their bundles', async (t) => {
   const graphs = new Map(
-    ['cli/main.js', 'validators/child.js', 'workers/tasks.js', 'ui/server.js'].map((entry) => [
+    ['cli/main.cjs', 'validators/child.js', 'workers/tasks.js', 'ui/server.js'].map((entry) => [
       entry,
       moduleGraph(join(ROOT, 'dist/src', entry)),
     ]),
@@ -62,7 +62,7 @@ t.test('no entry loads typebox or execa themselves, only their bundles', async (
     const direct = graph.packages.filter((p) => /^(typebox|execa)(\/|$)/.test(p));
     t.same(direct, [], `${entry} imports ${direct.join(', ') || 'neither package directly'}`);
   }
-  const cli = graphs.get('cli/main.js')!;
+  const cli = graphs.get('cli/main.cjs')!;
   t.ok(cli.packages.includes('#typebox') && cli.packages.includes('#execa'), 'the CLI reaches both bundles');
   t.ok(cli.packages.includes('fastify'), 'the walk follows the commands it imports on demand');
   const { Type } = await import('#typebox');
@@ -74,11 +74,20 @@ t.test('no entry loads typebox or execa themselves, only their bundles', async (
 t.test(
   'harness hook starts on a small graph: no commander, no schema compiler, no client library',
   async (t) => {
-    const main = readFileSync(join(ROOT, 'dist/src/cli/main.js'), 'utf8');
-    t.notMatch(
-      main,
-      /^import\s/m,
-      'the entry imports nothing statically: each path loads only its own graph',
+    const main = readFileSync(join(ROOT, 'dist/src/cli/main.cjs'), 'utf8');
+    t.same(
+      [...main.matchAll(/\brequire\(\s*['"]([^'"]+)['"]/g)].map((m) => m[1]),
+      ['../../bundle/hook.cjs'],
+      'the entry requires the hook bundle and nothing else; the program is imported only for other commands',
+    );
+    t.notMatch(main, /^import\s/m, 'and imports nothing statically');
+    const bundle = readFileSync(join(ROOT, 'dist/bundle/hook.cjs'), 'utf8');
+    t.same(
+      [...bundle.matchAll(/\brequire\(\s*['"]([^'"]+)['"]/g)]
+        .map((m) => m[1]!)
+        .filter((m) => !m.startsWith('node:')),
+      [],
+      'the hook bundle requires only Node built-ins',
     );
     const graph = moduleGraph(join(ROOT, 'dist/src/cli/hook.js'));
     t.ok(graph.files.includes('dist/src/connectors/outbox.js'), 'the walk follows the engine');

@@ -5,7 +5,7 @@ import { CLI } from './paths.js';
 
 /**
  * The MCP side of the tests: the SDK's own Client over a real stdio transport, spawning the built
- * CLI (`node dist/src/cli/main.js mcp`, so `npm run build` first) against an in-process bridge.
+ * CLI (`node dist/src/cli/main.cjs mcp`, so `npm run build` first) against an in-process bridge.
  * The child gets the access token and the bridge URL only, as a configured agent would.
  */
 export const MAIN = CLI;

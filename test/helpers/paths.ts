@@ -16,4 +16,4 @@ function findRoot(from: string): string {
 
 export const ROOT = findRoot(import.meta.dirname);
 /** The built CLI entry (`harness`); tests that spawn it need `npm run build`. */
-export const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+export const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.cjs');
