@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import type { JournalEntry, RunConfig } from '../contract/index.js';
 import { judgeDamagedTail } from '../storage/commit-log-replay.js';
-import { type ScanResult, scanJournal } from '../storage/journal.js';
 import { JournalAuthError } from '../storage/journal-record.js';
+import { type ScanResult, scanJournal } from '../storage/journal-scan.js';
 import { isSignedConfigText } from '../storage/layout.js';
 import { macEqual, sha256Hex } from '../storage/mac.js';
 import { LinkedFileError, readTextNoFollow } from '../storage/no-follow.js';

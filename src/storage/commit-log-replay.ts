@@ -1,8 +1,8 @@
 import { constants } from 'node:fs';
 import { appendFile, lstat, open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { scanJournal } from './journal.js';
 import { firstPrev, JournalAuthError, verifyLine } from './journal-record.js';
+import { scanJournal } from './journal-scan.js';
 import { macEqual } from './mac.js';
 import { LinkedFileError, openNoFollow, readJsonLines, readNoFollow } from './no-follow.js';
 import { isCanonicalRunId, runPaths } from './paths.js';

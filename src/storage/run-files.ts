@@ -6,7 +6,8 @@ import { applyEntry, CONFIG_MAX_BYTES, emptyState, JOURNAL_MAX_BYTES } from '../
 import { fsyncDir } from './atomic.js';
 import type { CommitLog } from './commit-log.js';
 import { IdIndex } from './id-index.js';
-import { JournalWriter, scanJournal } from './journal.js';
+import { JournalWriter } from './journal.js';
+import { scanJournal } from './journal-scan.js';
 import { mac, macEqual } from './mac.js';
 import { LinkedFileError } from './no-follow.js';
 import { type RunPaths, runDirName } from './paths.js';

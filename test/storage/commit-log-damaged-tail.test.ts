@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { JOURNAL_RECORD_MAX_BYTES } from '../../src/contract/index.js';
 import { COMMIT_LOG_FILE } from '../../src/storage/commit-log-replay.js';
-import { SCAN_CHUNK_BYTES } from '../../src/storage/journal.js';
 import { sealRecord } from '../../src/storage/journal-record.js';
+import { SCAN_CHUNK_BYTES } from '../../src/storage/journal-scan.js';
 import { LEASE_FILE, runPaths } from '../../src/storage/paths.js';
 import {
   cleanup,

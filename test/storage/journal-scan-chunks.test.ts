@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import type { JournalEntry, StoredEvent } from '../../src/contract/index.js';
 import { JOURNAL_RECORD_MAX_BYTES } from '../../src/contract/index.js';
-import { SCAN_CHUNK_BYTES, scanJournal } from '../../src/storage/journal.js';
 import { JournalAuthError, sealRecord } from '../../src/storage/journal-record.js';
+import { SCAN_CHUNK_BYTES, scanJournal } from '../../src/storage/journal-scan.js';
 import { GENESIS } from '../../src/storage/mac.js';
 import { recordHandleSyncs } from '../helpers/patch-fs.js';
 
