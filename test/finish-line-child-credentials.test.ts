@@ -1,10 +1,6 @@
 import t from 'tap';
-import {
-  childEnvironment,
-  createFinishLineGate,
-  probeChildEnvironment,
-  TIMEOUT_PROBLEM,
-} from '../src/validators/runner.js';
+import { childEnvironment } from '../src/validators/child-environment.js';
+import { createFinishLineGate, probeChildEnvironment, TIMEOUT_PROBLEM } from '../src/validators/runner.js';
 import { buildFixture } from './helpers/finish-line-fixture.js';
 
 const SECRETS = {

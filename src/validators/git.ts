@@ -1,10 +1,10 @@
 import { lstat, realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { execa } from '#execa';
+import { childEnvironment } from './child-environment.js';
 import { isCommitName } from './commit-name.js';
 import { GIT_ISOLATION_ENV, pinnedRepository } from './git-isolation.js';
 import { shadowRepository } from './git-shadow.js';
-import { childEnvironment } from './runner.js';
 
 /**
  * Git queries for the finish line, and for the repository state the completed-run verdict cache

@@ -1,22 +1,17 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { execa } from '#execa';
+import { childEnvironment } from './child-environment.js';
 import type { FinishLineEnv, RunFacts } from './facts.js';
 import type { FinishLineResult } from './finish-line.js';
 
 /**
  * Runs the finish-line validators as children of the bridge's own installed code (SPEC
  * Authentication rule 6, CONTRACT section 6). Threats: a credential leaking into code that reads
- * agent-written artifacts (the child gets `extendEnv: false` and an explicit minimal environment;
- * the three credential names and any value equal to a credential are dropped even if a caller
- * passes them), a hung or crashing validator (a deadline; a crash or unparsable output is a
+ * agent-written artifacts (the child gets `extendEnv: false` and the explicit minimal environment
+ * of child-environment.ts, which drops every credential even if a caller passes one), a hung or crashing validator (a deadline; a crash or unparsable output is a
  * problem, never a pass) and a burst of completions (at most `concurrency` children at once).
  */
-export const CREDENTIAL_NAMES = [
-  'HARNESS_BRIDGE_INTEGRITY_KEY',
-  'HARNESS_BRIDGE_ACCESS_TOKEN',
-  'HARNESS_HUMAN_APPROVAL_TOKEN',
-] as const;
 export const TIMEOUT_PROBLEM = 'finish-line validators timed out';
 const OUTPUT_MAX_BYTES = 8 * 1024 * 1024;
 
@@ -45,24 +40,6 @@ function childCommand(): { file: string; args: string[] } {
     file: process.execPath,
     args: [...loaders, fileURLToPath(new URL('./child.ts', import.meta.url))],
   };
-}
-
-/** The child's whole environment: PATH, HOME, LANG and the caller's extras, never a credential. */
-export function childEnvironment(extra: Record<string, string> = {}): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const name of ['PATH', 'HOME', 'LANG'] as const) {
-    const v = process.env[name];
-    if (v !== undefined) env[name] = v;
-  }
-  Object.assign(env, extra);
-  const secretValues = new Set(
-    CREDENTIAL_NAMES.map((n) => process.env[n]).filter((v): v is string => typeof v === 'string' && v !== ''),
-  );
-  for (const name of Object.keys(env)) {
-    if ((CREDENTIAL_NAMES as readonly string[]).includes(name) || secretValues.has(env[name]!))
-      delete env[name];
-  }
-  return env;
 }
 
 function semaphore(limit: number) {
