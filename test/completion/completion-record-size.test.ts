@@ -1,6 +1,6 @@
 import t from 'tap';
 import { EVENT_MAX_BYTES, TEXT_FIELD_MAX } from '../../src/contract/index.js';
-import { cutForJournal } from '../../src/server/post-event.js';
+import { cutForJournal } from '../../src/server/run-completed.js';
 import { cleanup, startTestBridge } from '../helpers/bridge.js';
 import { complete, driveToReady } from '../helpers/complete-run.js';
 import { records, writeArtifact } from '../helpers/expect.js';
