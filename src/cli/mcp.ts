@@ -16,7 +16,7 @@ export function registerMcp(program: Command): void {
     .action(async () => {
       refuseCredentials(['HARNESS_BRIDGE_INTEGRITY_KEY', 'HARNESS_HUMAN_APPROVAL_TOKEN'], 'harness mcp');
       // As the hooks do: the environment's token, else the agent.env file connector.json names.
-      const { clientToken } = await import('../connectors/hook.js');
+      const { clientToken } = await import('../connectors/config.js');
       const token =
         (await clientToken(process.env, process.cwd())) ?? requireEnv('HARNESS_BRIDGE_ACCESS_TOKEN');
       bridgeUrl(process.env);

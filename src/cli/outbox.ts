@@ -2,9 +2,9 @@ import { readdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { clientToken } from '../connectors/hook.js';
+import { clientToken } from '../connectors/config.js';
+import { refusal } from '../connectors/context.js';
 import { flushFile, outboxDir } from '../connectors/outbox.js';
-import { refusal } from '../connectors/session.js';
 import { bridgeUrl, refuseCredentials, UsageError } from './env.js';
 import { terminalText } from './terminal.js';
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { callBridge } from './bridge-client.js';
 import { CONNECTOR_FILE } from './config.js';
-import type { HookContext } from './session.js';
+import type { HookContext } from './context.js';
 import { fingerprint } from './state.js';
 import type { ConfigFile } from './table.js';
 

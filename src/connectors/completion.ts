@@ -1,4 +1,4 @@
-import type { HookContext } from './session.js';
+import type { HookContext } from './context.js';
 import type { HookAnswer } from './table.js';
 
 /**

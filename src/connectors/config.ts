@@ -203,3 +203,32 @@ function rules(value: unknown, problems: string[]): RedZoneRule[] {
   });
   return out;
 }
+
+/** The access token: the environment's, else the one in the env file connector.json names. */
+export async function accessToken(config: ConnectorConfig, env: NodeJS.ProcessEnv): Promise<string | null> {
+  const fromEnv = env['HARNESS_BRIDGE_ACCESS_TOKEN'];
+  if (fromEnv) return fromEnv;
+  if (config.tokenFile === undefined) return null;
+  const { readFile } = await import('node:fs/promises');
+  const { parseEnvFile } = await import('../cli/env.js');
+  const file = parseEnvFile(await readFile(config.tokenFile, 'utf8'));
+  // The agent's side holds the access token only (SPEC Authentication 7): a file that holds more is
+  // the bridge's or the approval shell's, and naming it here would hand those to the agent.
+  if (file['HARNESS_HUMAN_APPROVAL_TOKEN'] || file['HARNESS_BRIDGE_INTEGRITY_KEY'])
+    throw new Error(
+      `tokenFile ${config.tokenFile} holds more than the access token: name agent.env, never dev.env or approve.env`,
+    );
+  return file['HARNESS_BRIDGE_ACCESS_TOKEN'] || null;
+}
+
+/** The access token of a client started in `cwd` (`harness mcp`, `outbox flush`): as a hook finds it. */
+export async function clientToken(env: NodeJS.ProcessEnv, cwd: string): Promise<string | null> {
+  return env['HARNESS_BRIDGE_ACCESS_TOKEN'] || accessToken(await loadConfig(env, cwd), env);
+}
+
+export async function loadConfig(env: NodeJS.ProcessEnv, cwd: string): Promise<ConnectorConfig> {
+  const found = await findConnectorConfig(cwd, env['HOME']);
+  return found === null
+    ? defaultConnectorConfig(cwd)
+    : parseConnectorConfig(found.text, found.file, found.projectDir);
+}

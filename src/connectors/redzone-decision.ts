@@ -1,6 +1,6 @@
 import { callBridge } from './bridge-client.js';
+import { type HookContext, refusal } from './context.js';
 import type { RedZoneAction } from './redzone.js';
-import { type HookContext, refusal } from './session.js';
 import { blockTool, type HookAnswer } from './table.js';
 
 /**

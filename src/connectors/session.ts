@@ -1,34 +1,16 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { RUN_ID_PATTERN } from '../contract/limits.js';
-import type { BridgeClient } from './bridge-client.js';
 import { fetchArtifactMap, recordChanges } from './changes.js';
 import { recordCompletion } from './completion.js';
 import type { ConnectorConfig } from './config.js';
-import { accessToken, type Payload } from './hook.js';
+import { accessToken } from './config.js';
+import { type HookContext, note, refusal } from './context.js';
 import { type Event, enqueue, OutboxFullError, type SendResult, send } from './outbox.js';
+import type { Payload } from './payload.js';
 import type { RedZoneAction } from './redzone.js';
 import { decideRedZone } from './redzone-decision.js';
-import { loadMemory, memoryFile, type RunMemory, saveMemory } from './state.js';
+import { loadMemory, memoryFile, saveMemory } from './state.js';
 import type { HookAnswer, HookKind, RuntimeTable } from './table.js';
-
-/** What one hook call works with, handed to each step. */
-export interface HookContext {
-  table: RuntimeTable;
-  payload: Payload;
-  config: ConnectorConfig;
-  /** null without an access token: events then wait in the outbox until one is set. */
-  client: BridgeClient | null;
-  home: string;
-  runId: string;
-  cwd: string;
-  memory: RunMemory;
-  /** Lines for stderr: what went to the outbox, what the bridge refused. */
-  notes: string[];
-  /** True when something needs the user's attention: the hook then exits 1 (a warning). */
-  warn: boolean;
-  /** Sends one event of the run (actor, mode and source filled in), in order behind the outbox. */
-  send(fields: Record<string, unknown>, deadlineMs?: number, id?: string): Promise<SendResult>;
-}
 
 /**
  * The run a session reports to: HARNESS_RUN_ID, else the template (`{runtime}-{session}` by default)
@@ -164,18 +146,6 @@ function setupFields(config: ConnectorConfig): Record<string, string> {
 /** Refusals that are answers, not faults: the finish line not yet met, a closed run, a pending twin. */
 function expectedRefusal(body: Record<string, unknown>): boolean {
   return ['finish_line_blocked', 'run_closed'].includes(String(body['error']));
-}
-
-export function refusal(body: Record<string, unknown>): string {
-  const problems = Array.isArray(body['problems'])
-    ? ` (${(body['problems'] as unknown[]).slice(0, 3).join('; ')})`
-    : '';
-  return `${String(body['error'] ?? 'refused')}: ${String(body['message'] ?? '')}${problems}`;
-}
-
-export function note(ctx: HookContext, line: string, warn: boolean): void {
-  ctx.notes.push(line);
-  if (warn) ctx.warn = true;
 }
 
 /** SessionStart: `agent.connected` (and `node.entered intake` on the run's first session). */
