@@ -1,15 +1,36 @@
+import { type TInteger, type TOptional, Type } from '#typebox';
 import { BridgeError, CURSOR_MAX, queryInteger } from '../contract/index.js';
 
-type Spec = Record<string, { min: number; max: number }>;
+/** A route's query parameters: each a decimal integer in a range, with the default its handler uses. */
+export type QuerySpec = Record<string, { min: number; max: number; default?: number; description?: string }>;
 
 export { CURSOR_MAX };
+
+/**
+ * The querystring schema of a route, for its OpenAPI document. strictQuery, from the same spec, is
+ * what judges a query: app.ts's validator lets the querystring through unchecked.
+ */
+export function querySchema(spec: QuerySpec) {
+  const props: Record<string, TOptional<TInteger>> = {};
+  for (const [name, { min, max, default: fallback, description }] of Object.entries(spec)) {
+    props[name] = Type.Optional(
+      Type.Integer({
+        minimum: min,
+        maximum: max,
+        ...(fallback === undefined ? {} : { default: fallback }),
+        ...(description === undefined ? {} : { description }),
+      }),
+    );
+  }
+  return Type.Object(props, { additionalProperties: false });
+}
 
 /**
  * Strict query parsing from the raw URL (CONTRACT 4): an unknown name, a repeated name, a value
  * that is not plain decimal digits, or one out of range is 400 `invalid_query`. Fastify's parsed
  * query is not trusted for this because it folds repeats and coerces values.
  */
-export function strictQuery(url: string, spec: Spec): Record<string, number> {
+export function strictQuery(url: string, spec: QuerySpec): Record<string, number> {
   const q = url.indexOf('?');
   const out: Record<string, number> = {};
   if (q < 0) return out;

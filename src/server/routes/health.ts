@@ -16,7 +16,7 @@ import {
   VIEW_TEXTS_MAX_BYTES,
 } from '../../contract/index.js';
 import type { BridgeContext } from '../context.js';
-import { strictQuery } from '../query.js';
+import { querySchema, strictQuery } from '../query.js';
 
 const publicFields = {
   ok: Type.Literal(true),
@@ -84,7 +84,7 @@ export function registerHealthRoute(app: FastifyInstance, ctx: BridgeContext): v
     {
       schema: {
         summary: 'Liveness; with a valid token also paths, inventories, credential states and figures',
-        querystring: Type.Object({}, { additionalProperties: false }),
+        querystring: querySchema({}),
         response: { 200: Type.Union([PublicHealth, AuthenticatedHealth]) },
       },
     },

@@ -18,7 +18,7 @@ import { previewProblems } from '../completion.js';
 import type { BridgeContext } from '../context.js';
 import { createRun } from '../create-run.js';
 import { checkBodyForCredentials, checkRunIdForCredentials, syncHook } from '../guard.js';
-import { CURSOR_MAX, strictQuery } from '../query.js';
+import { CURSOR_MAX, type QuerySpec, querySchema, strictQuery } from '../query.js';
 import { getRun, listRuns, pageHeaders } from '../read-runs.js';
 import { runView } from '../views.js';
 
@@ -31,7 +31,24 @@ export const RunRead = Type.Object(
   { ok: Type.Literal(true), run: Type.Union([RunReadView, QuarantinedRunReadView]) },
   { additionalProperties: false },
 );
-const digits = Type.String({ pattern: '^\\d+$' });
+
+const RUNS_QUERY = {
+  limit: { ...RUNS_LIMIT, description: 'Runs in the page.' },
+  cursor: {
+    min: 0,
+    max: CURSOR_MAX,
+    default: 0,
+    description: 'Offset of the first run, in creation order (x-harness-next-cursor names the next page).',
+  },
+} satisfies QuerySpec;
+const RUN_QUERY = {
+  eventLimit: { ...EVENTS_LIMIT, description: 'Events in the page.' },
+  eventCursor: {
+    min: 0,
+    max: CURSOR_MAX,
+    description: 'Offset of the first event in journal order; without it, the newest page.',
+  },
+} satisfies QuerySpec;
 
 /**
  * SPEC Run: a non-canonical ID is refused as one, wherever it is given. A string `id` in the
@@ -94,19 +111,17 @@ export function registerRunRoutes(app: FastifyInstance, ctx: BridgeContext): voi
     {
       schema: {
         summary: 'Event-free run summaries in creation order',
-        querystring: Type.Object(
-          { limit: Type.Optional(digits), cursor: Type.Optional(digits) },
-          { additionalProperties: false },
-        ),
+        querystring: querySchema(RUNS_QUERY),
         response: { 200: RunsPage },
       },
     },
     async (req, reply) => {
-      const q = strictQuery(req.url, {
-        limit: { min: RUNS_LIMIT.min, max: RUNS_LIMIT.max },
-        cursor: { min: 0, max: CURSOR_MAX },
-      });
-      const { runs, page } = await listRuns(ctx, q['cursor'] ?? 0, q['limit'] ?? RUNS_LIMIT.default);
+      const q = strictQuery(req.url, RUNS_QUERY);
+      const { runs, page } = await listRuns(
+        ctx,
+        q['cursor'] ?? RUNS_QUERY.cursor.default,
+        q['limit'] ?? RUNS_QUERY.limit.default,
+      );
       void reply.headers(pageHeaders(page));
       return { ok: true, runs };
     },
@@ -121,21 +136,15 @@ export function registerRunRoutes(app: FastifyInstance, ctx: BridgeContext): voi
       schema: {
         summary: 'A run with one page of its events',
         params: RunParams,
-        querystring: Type.Object(
-          { eventLimit: Type.Optional(digits), eventCursor: Type.Optional(digits) },
-          { additionalProperties: false },
-        ),
+        querystring: querySchema(RUN_QUERY),
         response: { 200: RunRead },
       },
     },
     async (req, reply) => {
-      const q = strictQuery(req.url, {
-        eventLimit: { min: EVENTS_LIMIT.min, max: EVENTS_LIMIT.max },
-        eventCursor: { min: 0, max: CURSOR_MAX },
-      });
+      const q = strictQuery(req.url, RUN_QUERY);
       const { id } = req.params as { id: string };
       const { body, page } = await ctx.queue.run(id, () =>
-        getRun(ctx, id, q['eventLimit'] ?? EVENTS_LIMIT.default, q['eventCursor']),
+        getRun(ctx, id, q['eventLimit'] ?? RUN_QUERY.eventLimit.default, q['eventCursor']),
       );
       void reply.headers(pageHeaders(page));
       return body;
