@@ -17,6 +17,7 @@ import {
 } from '../../contract/index.js';
 import type { BridgeContext } from '../context.js';
 import { querySchema, strictQuery } from '../query.js';
+import { SECURITY } from '../route-docs.js';
 
 const publicFields = {
   ok: Type.Literal(true),
@@ -84,6 +85,7 @@ export function registerHealthRoute(app: FastifyInstance, ctx: BridgeContext): v
     {
       schema: {
         summary: 'Liveness; with a valid token also paths, inventories, credential states and figures',
+        security: SECURITY.optionalAccess,
         querystring: querySchema({}),
         response: { 200: Type.Union([PublicHealth, AuthenticatedHealth]) },
       },

@@ -20,6 +20,7 @@ import { createRun } from '../create-run.js';
 import { checkBodyForCredentials, checkRunIdForCredentials, syncHook } from '../guard.js';
 import { CURSOR_MAX, type QuerySpec, querySchema, strictQuery } from '../query.js';
 import { getRun, listRuns, pageHeaders } from '../read-runs.js';
+import { SECURITY } from '../route-docs.js';
 import { runView } from '../views.js';
 
 export const RunParams = Type.Object({ id: Type.String({ pattern: RUN_ID_PATTERN_SOURCE }) });
@@ -78,6 +79,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: BridgeContext): voi
       config: { bodyErrorCode: 'run_creation_contract_violation' satisfies ErrorCode },
       schema: {
         summary: 'Create or sync a run',
+        security: SECURITY.access,
         body: CreateRunSchema,
         response: { 200: CreatedRun, 201: CreatedRun },
       },
@@ -111,6 +113,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: BridgeContext): voi
     {
       schema: {
         summary: 'Event-free run summaries in creation order',
+        security: SECURITY.access,
         querystring: querySchema(RUNS_QUERY),
         response: { 200: RunsPage },
       },
@@ -135,6 +138,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: BridgeContext): voi
       ),
       schema: {
         summary: 'A run with one page of its events',
+        security: SECURITY.access,
         params: RunParams,
         querystring: querySchema(RUN_QUERY),
         response: { 200: RunRead },
