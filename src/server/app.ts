@@ -23,7 +23,7 @@ import type { BridgeContext } from './context.js';
 import { browserDefence, requireAccessToken, requireJson, syncHook } from './guard.js';
 import { credentialRedactor, installErrorHandlers, toBridgeError } from './http-errors.js';
 import { strictQuery } from './query.js';
-import { SECURITY_SCHEMES } from './route-docs.js';
+import { apiDescription, SECURITY_SCHEMES } from './route-docs.js';
 import { registerEventRoute } from './routes/events.js';
 import { registerHealthRoute } from './routes/health.js';
 import { registerRunRoutes } from './routes/runs.js';
@@ -120,7 +120,7 @@ export async function buildApp(ctx: BridgeContext, opts: AppOptions = {}): Promi
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   await app.register(swagger, {
     openapi: {
-      info: { title: SERVICE, version: BRIDGE_VERSION, description: 'Local run bridge API' },
+      info: { title: SERVICE, version: BRIDGE_VERSION, description: apiDescription() },
       components: { securitySchemes: SECURITY_SCHEMES },
     },
   });

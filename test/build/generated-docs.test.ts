@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import t from 'tap';
-import { ERROR_CODES } from '../../src/contract/errors.js';
+import { ERROR_CODES, type ErrorCode } from '../../src/contract/errors.js';
 import { openApiDocument, publishedSchemas, stableJson } from '../../src/server/openapi.js';
+import { OUTSIDE_OPERATIONS } from '../../src/server/route-docs.js';
 import { ASSURANCE_RULES, CONTENT_RULES } from '../../src/validators/finish-line.js';
 import { STRUCTURAL_RULES } from '../../src/validators/structural.js';
 
@@ -15,6 +16,34 @@ t.test('the published request schemas match src/contract', async (t) => {
     t.equal(await readFile(`docs/schema/${name}`, 'utf8'), stableJson(schema), name);
   }
 });
+
+t.test(
+  'every error code is in docs/openapi.json on the operations that give it, at its status',
+  async (t) => {
+    type Res = {
+      content?: { 'application/json'?: { schema?: { properties?: { error?: { enum?: string[] } } } } };
+    };
+    const doc = JSON.parse(await readFile('docs/openapi.json', 'utf8')) as {
+      paths: Record<string, Record<string, { responses: Record<string, Res> }>>;
+    };
+    const given = new Set<string>();
+    for (const op of Object.values(doc.paths).flatMap((ops) => Object.values(ops))) {
+      for (const [status, res] of Object.entries(op.responses)) {
+        for (const code of res.content?.['application/json']?.schema?.properties?.error?.enum ?? []) {
+          t.equal(
+            ERROR_CODES[code as ErrorCode]?.status,
+            Number(status),
+            `${code} is documented at its status`,
+          );
+          given.add(code);
+        }
+      }
+    }
+    // A code the registry gains is either placed on the routes that give it or declared as one
+    // no operation gives (the router's 404, Node's HTTP parser refusals).
+    t.same([...given, ...OUTSIDE_OPERATIONS].sort(), Object.keys(ERROR_CODES).sort());
+  },
+);
 
 t.test('every error code has a 4xx/5xx status and its row in docs/api.md', async (t) => {
   const doc = await readFile('docs/api.md', 'utf8');

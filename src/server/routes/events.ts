@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from '#typebox';
 import {
   BridgeError,
+  type ErrorCode,
   EVENT_MAX_BYTES,
   EventView,
   eventRuleProblems,
@@ -14,7 +15,7 @@ import type { BridgeContext } from '../context.js';
 import { checkBodyForCredentials, checkRunIdForCredentials, secretMatches } from '../guard.js';
 import { toBridgeError } from '../http-errors.js';
 import { postEvent } from '../post-event.js';
-import { SECURITY } from '../route-docs.js';
+import { errorResponses, GUARD_ERRORS, SECURITY, WRITE_ERRORS } from '../route-docs.js';
 import { RunParams, secrets } from './runs.js';
 
 /** The 2xx bodies of the event route (exported so a test holds real answers to them). */
@@ -30,6 +31,29 @@ export const EventDuplicate = Type.Object({
   event: EventView,
   seq: Type.Integer(),
 });
+
+/**
+ * The codes the route can answer with beyond its 2xx (route-docs.ts): the guard's and a write's,
+ * the checks below, and postEvent's. A store that failed a commit-log write answers
+ * `internal_error` until a restart.
+ */
+const EVENT_ERRORS = [
+  ...GUARD_ERRORS,
+  ...WRITE_ERRORS,
+  'client_supplied_human_token_rejected',
+  'invalid_run_id',
+  'event_contract_violation',
+  'human_approval_required',
+  'artifact_verification_failed',
+  'adapter_policy_violation',
+  'event_state_violation',
+  'event_id_conflict',
+  'finish_line_blocked',
+  'run_closed',
+  'run_quarantined',
+  'run_history_full',
+  'internal_error',
+] as const satisfies readonly ErrorCode[];
 
 /** Schema and rule problems together, so an agent learns everything wrong with an event at once. */
 function contractProblems(req: FastifyRequest): string[] {
@@ -57,7 +81,7 @@ export function registerEventRoute(app: FastifyInstance, ctx: BridgeContext): vo
         security: SECURITY.accessWithHuman,
         params: RunParams,
         body: RunEventSchema,
-        response: { 201: EventAccepted, 200: EventDuplicate },
+        response: { 201: EventAccepted, 200: EventDuplicate, ...errorResponses(EVENT_ERRORS) },
       },
     },
     async (req, reply) => {

@@ -17,7 +17,7 @@ import {
 } from '../../contract/index.js';
 import type { BridgeContext } from '../context.js';
 import { querySchema, strictQuery } from '../query.js';
-import { SECURITY } from '../route-docs.js';
+import { errorResponses, GUARD_ERRORS, SECURITY } from '../route-docs.js';
 
 const publicFields = {
   ok: Type.Literal(true),
@@ -87,7 +87,11 @@ export function registerHealthRoute(app: FastifyInstance, ctx: BridgeContext): v
         summary: 'Liveness; with a valid token also paths, inventories, credential states and figures',
         security: SECURITY.optionalAccess,
         querystring: querySchema({}),
-        response: { 200: Type.Union([PublicHealth, AuthenticatedHealth]) },
+        response: {
+          200: Type.Union([PublicHealth, AuthenticatedHealth]),
+          // The guard's codes (a tokenless probe skips only the token check) and the empty query's.
+          ...errorResponses([...GUARD_ERRORS, 'invalid_query']),
+        },
       },
     },
     async (req) => {

@@ -20,7 +20,7 @@ import { createRun } from '../create-run.js';
 import { checkBodyForCredentials, checkRunIdForCredentials, syncHook } from '../guard.js';
 import { CURSOR_MAX, type QuerySpec, querySchema, strictQuery } from '../query.js';
 import { getRun, listRuns, pageHeaders } from '../read-runs.js';
-import { SECURITY } from '../route-docs.js';
+import { errorResponses, GUARD_ERRORS, SECURITY, WRITE_ERRORS } from '../route-docs.js';
 import { runView } from '../views.js';
 
 export const RunParams = Type.Object({ id: Type.String({ pattern: RUN_ID_PATTERN_SOURCE }) });
@@ -52,6 +52,38 @@ const RUN_QUERY = {
 } satisfies QuerySpec;
 
 /**
+ * The codes each route can answer with beyond its 2xx (route-docs.ts builds its error responses):
+ * the guard's, and those its own steps throw. A store that failed a commit-log write answers every
+ * run read and write `internal_error` until a restart.
+ */
+const CREATE_ERRORS = [
+  ...GUARD_ERRORS,
+  ...WRITE_ERRORS,
+  'client_supplied_human_token_rejected',
+  'invalid_run_id',
+  'run_creation_contract_violation',
+  'artifact_verification_failed',
+  'adapter_policy_violation',
+  'run_already_exists',
+  'run_quarantined',
+  'run_history_full',
+  'internal_error',
+] as const satisfies readonly ErrorCode[];
+const LIST_ERRORS = [
+  ...GUARD_ERRORS,
+  'invalid_query',
+  'internal_error',
+] as const satisfies readonly ErrorCode[];
+const READ_ERRORS = [
+  ...GUARD_ERRORS,
+  'client_supplied_human_token_rejected',
+  'invalid_run_id',
+  'invalid_query',
+  'run_not_found',
+  'internal_error',
+] as const satisfies readonly ErrorCode[];
+
+/**
  * SPEC Run: a non-canonical ID is refused as one, wherever it is given. A string `id` in the
  * POST /runs body that is not canonical is 400 `invalid_run_id`, as the same ID in a path is; a
  * missing or non-string `id` is a body that breaks its contract. The ID is not echoed.
@@ -81,7 +113,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: BridgeContext): voi
         summary: 'Create or sync a run',
         security: SECURITY.access,
         body: CreateRunSchema,
-        response: { 200: CreatedRun, 201: CreatedRun },
+        response: { 200: CreatedRun, 201: CreatedRun, ...errorResponses(CREATE_ERRORS) },
       },
       preValidation: async (req) => {
         checkBodyForCredentials(req.body, bodySecrets);
@@ -115,7 +147,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: BridgeContext): voi
         summary: 'Event-free run summaries in creation order',
         security: SECURITY.access,
         querystring: querySchema(RUNS_QUERY),
-        response: { 200: RunsPage },
+        response: { 200: RunsPage, ...errorResponses(LIST_ERRORS) },
       },
     },
     async (req, reply) => {
@@ -141,7 +173,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: BridgeContext): voi
         security: SECURITY.access,
         params: RunParams,
         querystring: querySchema(RUN_QUERY),
-        response: { 200: RunRead },
+        response: { 200: RunRead, ...errorResponses(READ_ERRORS) },
       },
     },
     async (req, reply) => {
