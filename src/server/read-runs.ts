@@ -1,3 +1,4 @@
+import { type TSchema, Type } from '#typebox';
 import type { EventPage, EventViewT, RunSummary } from '../contract/index.js';
 import { BridgeError, RESPONSE_MAX_BYTES } from '../contract/index.js';
 import { RunIntegrityError } from '../storage/run-files.js';
@@ -13,6 +14,26 @@ export interface Page {
   limit: number;
   returned: number;
   total: number;
+}
+
+/**
+ * The 200 answer of a list endpoint, as its OpenAPI document describes it: `body`, and the page
+ * headers pageHeaders sends, for a page size in `limit`.
+ */
+export function pagedAnswerDoc(description: string, body: TSchema, limit: { min: number; max: number }) {
+  const count = (description: string) => Type.Integer({ minimum: 0, description });
+  const headers = {
+    'x-harness-page-offset': count('Offset of the first item of this page; always sent.'),
+    'x-harness-page-limit': Type.Integer({
+      minimum: limit.min,
+      maximum: limit.max,
+      description: 'The page size asked for (or its default); always sent.',
+    }),
+    'x-harness-page-returned': count('Items in this page; always sent.'),
+    'x-harness-page-total': count('Items in all; always sent.'),
+    'x-harness-next-cursor': count('The cursor of the next page; sent only while another page exists.'),
+  };
+  return { description, headers, content: { 'application/json': { schema: body } } };
 }
 
 /** The page headers both list endpoints send (CONTRACT 4). */

@@ -3,8 +3,9 @@ import { ERROR_CODES, type ErrorCode } from '../contract/index.js';
 
 /**
  * What a route's schema tells the OpenAPI document beyond its 2xx bodies: the credentials it
- * takes and the errors it can answer with. Statuses, sentences and the envelope come from the
- * error registry (src/contract/errors.ts); each route lists only which codes it can give.
+ * takes, the errors it can answer with and the size of body it accepts. Statuses, sentences and
+ * the envelope come from the error registry (src/contract/errors.ts); each route lists only which
+ * codes it can give.
  */
 
 /** The credential headers (CONTRACT 4; guard.ts checks them). */
@@ -89,6 +90,14 @@ export function errorResponses(codes: readonly ErrorCode[]): Record<number, obje
     };
   }
   return responses;
+}
+
+/** A write's body limit, for the route's `bodyLimit` and its document alike. */
+export function bodyLimitDoc(bytes: number): { description: string; 'x-harness-body-max-bytes': number } {
+  return {
+    description: `The body is JSON (\`content-type: application/json\`) of at most ${bytes} bytes (${bytes / 1024} KiB); a larger one is refused before it is parsed (413 \`payload_too_large\`).`,
+    'x-harness-body-max-bytes': bytes,
+  };
 }
 
 /**

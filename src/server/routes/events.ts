@@ -15,7 +15,7 @@ import type { BridgeContext } from '../context.js';
 import { checkBodyForCredentials, checkRunIdForCredentials, secretMatches } from '../guard.js';
 import { toBridgeError } from '../http-errors.js';
 import { postEvent } from '../post-event.js';
-import { errorResponses, GUARD_ERRORS, SECURITY, WRITE_ERRORS } from '../route-docs.js';
+import { bodyLimitDoc, errorResponses, GUARD_ERRORS, SECURITY, WRITE_ERRORS } from '../route-docs.js';
 import { RunParams, secrets } from './runs.js';
 
 /** The 2xx bodies of the event route (exported so a test holds real answers to them). */
@@ -78,6 +78,7 @@ export function registerEventRoute(app: FastifyInstance, ctx: BridgeContext): vo
       attachValidation: true,
       schema: {
         summary: 'Append one RunEvent (grant/deny also need x-harness-human-token)',
+        ...bodyLimitDoc(EVENT_MAX_BYTES),
         security: SECURITY.accessWithHuman,
         params: RunParams,
         body: RunEventSchema,

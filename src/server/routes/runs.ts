@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '#typebox';
 import {
   BridgeError,
+  CREATE_RUN_MAX_BYTES,
   type CreateRunBody,
   CreateRunSchema,
   type ErrorCode,
@@ -19,8 +20,8 @@ import type { BridgeContext } from '../context.js';
 import { createRun } from '../create-run.js';
 import { checkBodyForCredentials, checkRunIdForCredentials, syncHook } from '../guard.js';
 import { CURSOR_MAX, type QuerySpec, querySchema, strictQuery } from '../query.js';
-import { getRun, listRuns, pageHeaders } from '../read-runs.js';
-import { errorResponses, GUARD_ERRORS, SECURITY, WRITE_ERRORS } from '../route-docs.js';
+import { getRun, listRuns, pagedAnswerDoc, pageHeaders } from '../read-runs.js';
+import { bodyLimitDoc, errorResponses, GUARD_ERRORS, SECURITY, WRITE_ERRORS } from '../route-docs.js';
 import { runView } from '../views.js';
 
 export const RunParams = Type.Object({ id: Type.String({ pattern: RUN_ID_PATTERN_SOURCE }) });
@@ -108,9 +109,11 @@ export function registerRunRoutes(app: FastifyInstance, ctx: BridgeContext): voi
   app.post(
     '/runs',
     {
+      bodyLimit: CREATE_RUN_MAX_BYTES,
       config: { bodyErrorCode: 'run_creation_contract_violation' satisfies ErrorCode },
       schema: {
         summary: 'Create or sync a run',
+        ...bodyLimitDoc(CREATE_RUN_MAX_BYTES),
         security: SECURITY.access,
         body: CreateRunSchema,
         response: { 200: CreatedRun, 201: CreatedRun, ...errorResponses(CREATE_ERRORS) },
@@ -147,7 +150,10 @@ export function registerRunRoutes(app: FastifyInstance, ctx: BridgeContext): voi
         summary: 'Event-free run summaries in creation order',
         security: SECURITY.access,
         querystring: querySchema(RUNS_QUERY),
-        response: { 200: RunsPage, ...errorResponses(LIST_ERRORS) },
+        response: {
+          200: pagedAnswerDoc('One page of run summaries', RunsPage, RUNS_LIMIT),
+          ...errorResponses(LIST_ERRORS),
+        },
       },
     },
     async (req, reply) => {
@@ -173,7 +179,14 @@ export function registerRunRoutes(app: FastifyInstance, ctx: BridgeContext): voi
         security: SECURITY.access,
         params: RunParams,
         querystring: querySchema(RUN_QUERY),
-        response: { 200: RunRead, ...errorResponses(READ_ERRORS) },
+        response: {
+          200: pagedAnswerDoc(
+            'The run, with one page of its events in `run.events` and `run.eventPage`',
+            RunRead,
+            EVENTS_LIMIT,
+          ),
+          ...errorResponses(READ_ERRORS),
+        },
       },
     },
     async (req, reply) => {
