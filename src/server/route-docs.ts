@@ -5,7 +5,8 @@ import { ERROR_CODES, type ErrorCode } from '../contract/index.js';
  * What a route's schema tells the OpenAPI document beyond its 2xx bodies: the credentials it
  * takes, the errors it can answer with and the size of body it accepts. Statuses, sentences and
  * the envelope come from the error registry (src/contract/errors.ts); each route lists only which
- * codes it can give.
+ * codes it can give, and test/server/openapi-answers.test.ts drives every one of them
+ * against a real bridge and holds each answer to the committed document.
  */
 
 /** The credential headers (CONTRACT 4; guard.ts checks them). */
