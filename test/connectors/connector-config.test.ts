@@ -1,0 +1,86 @@
+import t from 'tap';
+import { type ConnectorConfigError, parseConnectorConfig } from '../../src/connectors/config.js';
+import { runIdFor } from '../../src/connectors/session.js';
+import { RUN_ID_PATTERN } from '../../src/contract/limits.js';
+
+/** connector.json is checked by hand (no schema compiler in a hook's start): every problem at once. */
+const parse = (o: unknown) => parseConnectorConfig(JSON.stringify(o), '/p/.harness/connector.json', '/p');
+const problems = (o: unknown) => {
+  try {
+    parse(o);
+    return [];
+  } catch (err) {
+    return (err as ConnectorConfigError).problems;
+  }
+};
+
+t.test('defaults, and relative paths resolved against the project', async (t) => {
+  const c = parse({
+    schema: 'harness.connector.v1',
+    adapterPath: 'pack/project-adapter.json',
+    tokenFile: '/h/agent.env',
+  });
+  t.match(c, {
+    runId: '{runtime}-{session}',
+    artifactRoot: '/p',
+    adapterPath: '/p/pack/project-adapter.json',
+    tokenFile: '/h/agent.env',
+    stopGate: false,
+    deadlineMs: 2000,
+    redZone: [],
+  });
+});
+
+t.test('every problem is listed, unknown fields included', async (t) => {
+  t.same(
+    problems({
+      schema: 'harness.connector.v2',
+      extra: 1,
+      runId: 'x-{user}',
+      stopGate: 'yes',
+      deadlineMs: 5,
+      redZone: [
+        { command: '(', approvalOwner: 'o', approvalScope: 's' },
+        { command: 'a', path: 'b', approvalOwner: '', approvalScope: 's', waitSeconds: 600 },
+        { tool: 'x', approvalOwner: 'o', approvalScope: 's', why: 1 },
+      ],
+    }),
+    [
+      'unknown field extra',
+      'schema must be "harness.connector.v1"',
+      'runId: unknown placeholder {user}',
+      'stopGate must be true or false',
+      'deadlineMs must be an integer from 100 to 30000',
+      'redZone[0].command is not a valid regular expression',
+      'redZone[1] needs exactly one of command, path or tool',
+      'redZone[1].approvalOwner must be a non-empty string',
+      'redZone[1].waitSeconds must be an integer from 0 to 540',
+      'redZone[2]: unknown field why',
+    ],
+  );
+  t.same(problems('[]'), ['must be a JSON object']);
+  t.throws(() => parseConnectorConfig('{', 'f', '/p'), { problems: ['not valid JSON'] });
+});
+
+t.test('a session always maps to the same canonical run ID', async (t) => {
+  const env = {};
+  t.equal(runIdFor('{runtime}-{session}', 'codex', '0199a2c4-7e1f', env), 'codex-0199a2c4-7e1f');
+  t.equal(
+    runIdFor('{runtime}-{session}', 'gemini', 'a b/c', env),
+    'gemini-a-b-c',
+    'outside the pattern becomes -',
+  );
+  const long = runIdFor('{runtime}-{session}', 'claude-code', 'x'.repeat(300), env);
+  t.ok(RUN_ID_PATTERN.test(long), 'a session too long for the pattern gets its digest');
+  t.equal(
+    long,
+    runIdFor('{runtime}-{session}', 'claude-code', 'x'.repeat(300), env),
+    'the same one every time',
+  );
+  t.not(
+    long,
+    runIdFor('{runtime}-{session}', 'claude-code', `${'x'.repeat(299)}y`, env),
+    "never another session's",
+  );
+  t.equal(runIdFor('{runtime}-{session}', 'codex', 's', { HARNESS_RUN_ID: 'release-42' }), 'release-42');
+});
