@@ -14,6 +14,7 @@ export const gemini: RuntimeTable = {
   toolMatcher: '.*',
   timeouts: { 'session-start': 30_000, 'pre-tool': 600_000, 'post-tool': 60_000, stop: 120_000 },
   timeoutUnit: 'milliseconds',
+  hookFields: { name: 'harness' },
   hooksFile: {
     project: { scope: 'project', path: '.gemini/settings.json', format: 'json' },
     user: { scope: 'user', path: '.gemini/settings.json', format: 'json' },

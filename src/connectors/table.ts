@@ -36,6 +36,8 @@ export interface RuntimeTable {
   /** Hook timeouts as the runtime counts them (`timeoutUnit`), per point. */
   timeouts: Readonly<Record<HookKind, number>>;
   timeoutUnit: 'seconds' | 'milliseconds';
+  /** Fields `harness connect` adds to each hook object it writes, beside type, command and timeout. */
+  hookFields?: Readonly<Record<string, string>>;
   /** Where the hooks are configured, by install scope. */
   hooksFile: Readonly<Record<'project' | 'user', ConfigFile>>;
   /** Where the MCP server is registered, by install scope, and the key path of the servers table. */
