@@ -11,6 +11,7 @@ type Register = (program: Command) => void;
 const COMMANDS: Record<string, () => Promise<Register>> = {
   approve: async () => (await import('./approve.js')).registerApprove,
   bridge: async () => (await import('./bridge.js')).registerBridge,
+  connect: async () => (await import('./connect.js')).registerConnect,
   emit: async () => (await import('./emit.js')).registerEmit,
   explain: async () => (await import('./explain.js')).registerExplain,
   init: async () => (await import('./init.js')).registerInit,
