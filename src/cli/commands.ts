@@ -12,6 +12,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   approve: async () => (await import('./approve.js')).registerApprove,
   bridge: async () => (await import('./bridge.js')).registerBridge,
   connect: async () => (await import('./connect.js')).registerConnect,
+  doctor: async () => (await import('./doctor.js')).registerDoctor,
   emit: async () => (await import('./emit.js')).registerEmit,
   explain: async () => (await import('./explain.js')).registerExplain,
   init: async () => (await import('./init.js')).registerInit,

@@ -1,0 +1,131 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { outboxFile } from '../../src/connectors/outbox.js';
+import { cleanup, startTestBridge } from '../helpers/bridge.js';
+import { connect, FILES, harness, parsed, read, type Sandbox, sandbox } from '../helpers/connect.js';
+
+/**
+ * `harness doctor` checks the agent side of a set-up, one line a check: a healthy one exits 0; a
+ * stopped bridge, a refused token, a broken hook entry, an invalid connector.json, a missing artifact
+ * root and events waiting in the outbox each make a FAIL line and exit 1. It refuses (exit 2) with
+ * the human token or the integrity key in its environment. Needs `npm run build`.
+ */
+
+t.test('harness doctor', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  const token = b.t.env['HARNESS_BRIDGE_ACCESS_TOKEN']!;
+
+  /** A project connected to claude-code and gemini, the bridge's URL and token in the environment. */
+  async function healthy(t: Test): Promise<Sandbox> {
+    const s = await sandbox(t, 'claude-code');
+    s.env['HARNESS_BRIDGE_URL'] = b.url;
+    s.env['HARNESS_BRIDGE_ACCESS_TOKEN'] = token;
+    for (const runtime of ['claude-code', 'gemini'])
+      t.equal((await connect(s, runtime, 'project')).code, 0, `${runtime} connected`);
+    return s;
+  }
+  const doctor = (s: Sandbox) => harness(['doctor', '--project', s.project], s.env, s.project);
+  const fails = (stdout: string) => stdout.split('\n').filter((l) => l.startsWith('FAIL '));
+
+  t.test('a healthy set-up: every check ok, exit 0', async (t) => {
+    const s = await healthy(t);
+    const r = await doctor(s);
+    t.equal(r.code, 0, r.stdout + r.stderr);
+    t.same(fails(r.stdout), []);
+    t.match(r.stdout, /^ok {3}access token accepted$/m);
+    t.match(r.stdout, /^ok {3}Claude Code \(project: .*\): hooks and MCP server intact$/m);
+    t.match(r.stdout, /^ok {3}Gemini CLI \(project: .*\): hooks and MCP server intact$/m);
+    t.match(r.stdout, /^ok {3}Codex CLI: not installed$/m, 'not installed is no failure');
+    t.match(r.stdout, /^ok {3}outbox: empty$/m);
+  });
+
+  // [what breaks, how, the check that fails]
+  const broken: [string, (s: Sandbox) => Promise<void>, RegExp][] = [
+    [
+      'a stopped bridge',
+      async (s) => {
+        s.env['HARNESS_BRIDGE_URL'] = 'http://127.0.0.1:9';
+      },
+      /^FAIL bridge at /,
+    ],
+    [
+      'a wrong token',
+      async (s) => {
+        s.env['HARNESS_BRIDGE_ACCESS_TOKEN'] = 'nope';
+      },
+      /^FAIL access token refused/,
+    ],
+    ['no token', async (s) => void delete s.env['HARNESS_BRIDGE_ACCESS_TOKEN'], /^FAIL access token: none/],
+    [
+      'a hook entry taken out',
+      async (s) => {
+        const file = FILES['claude-code'].project.hooks;
+        const v = parsed(file, await read(s, file));
+        delete v['hooks']['PostToolUse'];
+        await writeFile(join(s.root, file), JSON.stringify(v));
+      },
+      /^FAIL Claude Code \(project: .*\): PostToolUse hook missing: run `harness connect claude-code --project /,
+    ],
+    [
+      'the MCP server taken out',
+      async (s) => writeFile(join(s.project, '.mcp.json'), '{}'),
+      /^FAIL Claude Code \(project: .*\): MCP server missing/,
+    ],
+    [
+      'an invalid connector.json',
+      async (s) =>
+        writeFile(
+          join(s.project, '.harness', 'connector.json'),
+          '{"schema": "harness.connector.v1", "bogus": 1}',
+        ),
+      /^FAIL connector\.json .*unknown field bogus/,
+    ],
+    [
+      'a missing artifact root',
+      async (s) =>
+        writeFile(
+          join(s.project, '.harness', 'connector.json'),
+          '{"schema": "harness.connector.v1", "artifactRoot": "gone"}',
+        ),
+      /^FAIL artifact root .*gone: missing/,
+    ],
+    [
+      'events waiting in the outbox',
+      async (s) => {
+        const file = outboxFile(s.home, 'claude-code-s1');
+        await mkdir(join(file, '..'), { recursive: true });
+        await writeFile(file, `${JSON.stringify({ runId: 'claude-code-s1', event: { id: 'e1' } })}\n`);
+      },
+      /^FAIL outbox .*: 1 event \(\d+ bytes\) waiting: start the bridge, then `harness outbox flush`$/,
+    ],
+  ];
+  for (const [what, breakIt, check] of broken)
+    t.test(`${what}: one FAIL, exit 1`, async (t) => {
+      const s = await healthy(t);
+      await breakIt(s);
+      const r = await doctor(s);
+      t.equal(r.code, 1, r.stdout + r.stderr);
+      const failed = fails(r.stdout);
+      t.ok(
+        failed.some((l) => check.test(l)),
+        `${check}\n${r.stdout}`,
+      );
+      // A stopped bridge cannot tell the token: that is one failure, not two.
+      t.equal(failed.length, 1, failed.join('\n'));
+    });
+
+  t.test('refuses with the human token or the integrity key in its environment', async (t) => {
+    const s = await healthy(t);
+    for (const name of ['HARNESS_HUMAN_APPROVAL_TOKEN', 'HARNESS_BRIDGE_INTEGRITY_KEY']) {
+      const r = await harness(
+        ['doctor', '--project', s.project],
+        { ...s.env, [name]: b.t.env[name]! },
+        s.project,
+      );
+      t.equal(r.code, 2, name);
+      t.equal(r.stdout, '', 'no check ran');
+    }
+  });
+});
