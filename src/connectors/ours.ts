@@ -6,7 +6,7 @@ import { HOOK_KINDS, type HookKind, type RuntimeTable } from './table.js';
  * `isOurCommandLine`: an entry it does not match is someone else's and is never touched.
  */
 
-/** Where the CLI is: the node binary and the `harness` entry (dist/src/cli/main.js), both absolute. */
+/** Where the CLI is: the node binary and the `harness` entry (dist/src/cli/main.cjs), both absolute. */
 export interface Launcher {
   node: string;
   entry: string;
@@ -19,14 +19,14 @@ export function shellQuote(word: string): string {
 }
 
 /**
- * A command line is ours when it runs an entry named `main.js` with `tail` (`hook <runtime>`,
+ * A command line is ours when it runs an entry named `main.cjs` with `tail` (`hook <runtime>`,
  * `mcp`) as its last words. The entry's folder is not compared: an install from another
  * checkout, or an older path of this one, is still ours and is replaced, never duplicated.
  */
 export function isOurCommandLine(line: string, tail: string): boolean {
   if (!line.endsWith(` ${tail}`)) return false;
   const head = line.slice(0, -(tail.length + 1));
-  return /(?:^|[\s/'"])main\.js['"]?$/.test(head);
+  return /(?:^|[\s/'"])main\.cjs['"]?$/.test(head);
 }
 
 export function hookCommand(launcher: Launcher, runtime: string): string {

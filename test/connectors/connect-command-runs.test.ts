@@ -68,9 +68,9 @@ t.test('an entry path with a space and a quote is quoted for the shell', async (
   const s = await sandbox(t);
   const dir = join(s.root, "it's a dir");
   await mkdir(dir);
-  await symlink(CLI, join(dir, 'main.js'));
-  const command = hookCommand({ node: process.execPath, entry: join(dir, 'main.js') }, 'claude-code');
-  t.match(command, / '.*it'\\''s a dir\/main\.js' hook claude-code$/);
+  await symlink(CLI, join(dir, 'main.cjs'));
+  const command = hookCommand({ node: process.execPath, entry: join(dir, 'main.cjs') }, 'claude-code');
+  t.match(command, / '.*it'\\''s a dir\/main\.cjs' hook claude-code$/);
   // No token: the event waits in the outbox (exit 1, a warning), but the command ran harness.
   const r = await sh(
     command,

@@ -11,7 +11,7 @@ eachInstall('--dry-run shows the change and writes nothing', async (t, s, runtim
   t.equal(r.code, 0, r.stderr);
   t.match(r.stdout, /\(dry run: nothing written\)/);
   t.match(r.stdout, /^would be (changed|created): /m);
-  t.match(r.stdout, new RegExp(`^\\+.*main\\.js.* hook ${runtime}`, 'm'), 'the diff shows our hook command');
+  t.match(r.stdout, new RegExp(`^\\+.*main\\.cjs.* hook ${runtime}`, 'm'), 'the diff shows our hook command');
   t.match(r.stdout, /^\+.*"schema": "harness\.connector\.v1"/m, 'and the connector.json it would create');
   t.same(await snapshot(s.root), before, 'nothing written');
 
@@ -19,6 +19,6 @@ eachInstall('--dry-run shows the change and writes nothing', async (t, s, runtim
   const installed = await snapshot(s.root);
   const rm = await connect(s, runtime, scope, '--remove', '--dry-run');
   t.equal(rm.code, 0, rm.stderr);
-  t.match(rm.stdout, new RegExp(`^-.*main\\.js.* hook ${runtime}`, 'm'), 'the diff shows our hook going');
+  t.match(rm.stdout, new RegExp(`^-.*main\\.cjs.* hook ${runtime}`, 'm'), 'the diff shows our hook going');
   t.same(await snapshot(s.root), installed, 'nothing removed');
 });

@@ -33,7 +33,7 @@ eachInstall('connecting twice changes nothing the second time', async (t, s, run
   t.same(await snapshot(s.root), after, 'every file byte-identical, no backup made');
 });
 
-const OLD_ENTRY = '/old/checkout/dist/src/cli/main.js';
+const OLD_ENTRY = '/old/checkout/dist/src/cli/main.cjs';
 
 for (const runtime of RUNTIME_NAMES)
   t.test(`${runtime}: an entry of an older install path is replaced, not duplicated`, async (t) => {

@@ -11,7 +11,7 @@ import { ConfigFileError, parseJson } from '../../src/connectors/json-edit.js';
  * install changes nothing; the file after install parses to the original values plus ours.
  */
 
-const launcher = { node: '/usr/bin/node', entry: '/opt/harness/dist/src/cli/main.js' };
+const launcher = { node: '/usr/bin/node', entry: '/opt/harness/dist/src/cli/main.cjs' };
 
 const LAYOUTS: Record<string, string> = {
   'one line': '{"model":"x","hooks":{"Stop":[{"hooks":[{"type":"command","command":"a"}]}]}}',

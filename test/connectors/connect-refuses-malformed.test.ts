@@ -62,7 +62,7 @@ t.test('codex: a config.toml it cannot parse or append to is refused', async (t)
     ['mcp_servers an inline table', 'mcp_servers = { docs = { command = "docs" } }\n'],
     [
       'ours as dotted keys',
-      '[mcp_servers]\nharness.command = "node"\nharness.args = ["/old/dist/src/cli/main.js", "mcp"]\n',
+      '[mcp_servers]\nharness.command = "node"\nharness.args = ["/old/dist/src/cli/main.cjs", "mcp"]\n',
     ],
   ])
     await t.test(what!, async (t) => {
