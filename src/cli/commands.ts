@@ -6,7 +6,7 @@ type Register = (program: Command) => void;
  * Each subcommand lives in its own file and registers itself; this table maps the top-level
  * command name to its file. Only the command being run is imported (the bridge and the UI pull in
  * Fastify and the schema compilers, which `harness emit` has no use for); `--help`, no command or
- * an unknown one loads them all so commander can list or refuse as usual.
+ * an unknown one loads them all so commander can list or refuse as usual; `--version` loads none.
  */
 const COMMANDS: Record<string, () => Promise<Register>> = {
   approve: async () => (await import('./approve.js')).registerApprove,
@@ -28,6 +28,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
 
 export async function registerCommands(program: Command, argv: string[] = process.argv): Promise<void> {
   const name = argv[2];
+  if (name === '--version' || name === '-V') return;
   const only = name !== undefined && Object.hasOwn(COMMANDS, name) ? [COMMANDS[name]!] : null;
   for (const load of only ?? Object.values(COMMANDS)) (await load())(program);
 }

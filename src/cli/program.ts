@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { registerCommands } from './commands.js';
 import { refuseCredentialArguments, UsageError } from './env.js';
 import { terminalText } from './terminal.js';
+import { packageVersion } from './version.js';
 
 /**
  * A reader that closes the pipe early (`harness explain r | head -3`) has taken what it wanted: the
@@ -17,6 +18,7 @@ for (const stream of [process.stdout, process.stderr]) {
 /** Exit codes for every command (CONTRACT section 8): 0 success, 1 check or request failed, 2 usage or environment. */
 const program = new Command('harness')
   .description('harness-bridge: local run bridge for agent workflow telemetry')
+  .version(packageVersion(), '-V, --version', 'print the harness-bridge version')
   .exitOverride()
   .configureOutput({ writeErr: (s) => process.stderr.write(s) });
 await registerCommands(program);
