@@ -190,15 +190,15 @@ export function describeDevFiles(setup: DevSetup): string {
 /**
  * How the client shells load their files. The approval shell is a subshell, so the human token
  * ends with it and never reaches the shell the agent commands run in. The commands are spelled
- * `npx --no harness` (this checkout's CLI, never a download), as the README does: `npm start`
- * puts no `harness` on PATH. `bridgeUrl` is named only
+ * `harness`, which `npm link` in the checkout puts on PATH: the one way the README documents (a
+ * plain `npx harness` elsewhere would fetch an unrelated npm package). `bridgeUrl` is named only
  * when it is not the default the clients assume.
  */
 export function shellHints(setup: DevSetup, bridgeUrl: string = DEFAULT_BRIDGE_URL): string {
   const url = bridgeUrl === DEFAULT_BRIDGE_URL ? '' : ` export HARNESS_BRIDGE_URL=${bridgeUrl};`;
   return (
-    `agent shell: set -a; . ${join(setup.dir, 'agent.env')}; set +a;${url} npx --no harness emit ...\n` +
-    `approval shell: (set -a; . ${join(setup.dir, 'approve.env')}; set +a;${url} npx --no harness approve <runId> --owner O --scope S --grant)\n`
+    `agent shell: set -a; . ${join(setup.dir, 'agent.env')}; set +a;${url} harness emit ...\n` +
+    `approval shell: (set -a; . ${join(setup.dir, 'approve.env')}; set +a;${url} harness approve <runId> --owner O --scope S --grant)\n`
   );
 }
 

@@ -134,10 +134,7 @@ t.test('harness init names each file it created or kept and the shell it is for'
     new RegExp(`^created ${join(dir, 'approve.env')} \\(mode 0600\\): for the approval shell`),
   );
   t.match(upgrade.stdout, `agent shell: set -a; . ${join(dir, 'agent.env')}; set +a;`);
-  t.match(
-    upgrade.stdout,
-    `approval shell: (set -a; . ${join(dir, 'approve.env')}; set +a; npx --no harness approve`,
-  );
+  t.match(upgrade.stdout, `approval shell: (set -a; . ${join(dir, 'approve.env')}; set +a; harness approve`);
   t.notMatch(upgrade.stdout, /trust store/, 'nothing else made');
   const dev = await read(dir, 'dev.env');
   for (const v of [dev[KEY], dev[ACCESS], dev[HUMAN]])

@@ -118,8 +118,8 @@ t.test('with both ports free the quick start serves until SIGTERM, then exits 0'
   t.notMatch(stdout, /\. \S*dev\.env/, 'no shell is told to source the bridge file');
   t.match(
     stdout,
-    /set \+a; export HARNESS_BRIDGE_URL=\S+; npx --no harness emit \.\.\./,
-    'the checkout CLI, as the README runs it',
+    /set \+a; export HARNESS_BRIDGE_URL=\S+; harness emit \.\.\./,
+    'the command npm link puts on PATH, as the README runs it',
   );
   child.kill('SIGTERM');
   const { code, stderr } = await exited;
