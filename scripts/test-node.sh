@@ -44,8 +44,12 @@ export HARNESS_TEST_NODE_VERSION="v$version"
 echo "test-node: tap under $(command -v node) ($(node --version))"
 start=$SECONDS
 status=0
-node node_modules/tap/dist/esm/run.mjs "$@" || status=$?
+# Its own directory for the raw TAP, so a run beside another tap run (npm test, coverage) reads
+# back what this one's test processes said.
+out=".tap/test-results-node-$major"
+rm -rf "$out"
+node node_modules/tap/dist/esm/run.mjs --output-dir "$out" "$@" || status=$?
 # What a test process saw (test/build/node-version.test.ts fails the run when it differs).
-grep -h 'test process: node' .tap/test-results/dist/test/build.test.js.tap 2>/dev/null | sed 's/^ *# */test-node: /' || true
+grep -h 'test process: node' "$out/dist/test/build.test.js.tap" 2>/dev/null | sed 's/^ *# */test-node: /' || true
 echo "test-node: Node $version: tap exited $status after $((SECONDS - start)) s"
 exit "$status"
