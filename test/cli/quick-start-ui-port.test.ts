@@ -168,6 +168,8 @@ t.test("the UI child gets only its own environment, none of the quick start's sh
     const ui = await uiChildOf(child.pid!);
     t.ok(ui, 'the UI child is found');
     const env = ui === undefined ? new Map<string, string>() : await environOf(ui);
+    // Under `npm run coverage` Node itself hands NODE_V8_COVERAGE to every child it starts.
+    env.delete('NODE_V8_COVERAGE');
     t.same(
       [...env.keys()].sort(),
       ['HARNESS_BRIDGE_ACCESS_TOKEN', 'HARNESS_BRIDGE_URL', 'HARNESS_UI_PORT', 'PATH'],
