@@ -11,8 +11,14 @@
  * The three commands alternate call by call (BENCH_CALLS rounds, default 40, after 5 warm-up
  * rounds), so all see the same machine; the figures are medians. (b) is checked to have sent
  * nothing: the run's event count must not move during its rounds.
+ *
+ * Wall time on a shared 2-core VM moves with every other process. With BENCH_INSTRUCTIONS=1 (and
+ * valgrind installed) each command also runs once under callgrind (`node --jitless`, so no JIT
+ * thread adds noise) and the instructions it executed are printed beside the bare start's: the
+ * same count on every run, whatever else the machine does. It counts the hook's own process only,
+ * not the bridge's work for (a).
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -39,6 +45,22 @@ function timed(
     child.on('close', (code) => done({ ms: performance.now() - t0, code, stderr }));
     child.stdin.end(stdin);
   });
+}
+
+/** Instructions one run of `node --jitless <args>` executes, counted by callgrind. */
+function instructions(args: string[], env: NodeJS.ProcessEnv, stdin: string): number {
+  const r = spawnSync(
+    'valgrind',
+    ['--tool=callgrind', '--callgrind-out-file=/dev/null', process.execPath, '--jitless', ...args],
+    {
+      env,
+      input: stdin,
+      encoding: 'utf8',
+    },
+  );
+  const n = /Collected : (\d+)/.exec(r.stderr ?? '')?.[1];
+  if (n === undefined) throw new Error(`callgrind counted nothing (is valgrind installed?): ${r.stderr}`);
+  return Number(n);
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -105,6 +127,16 @@ async function main(): Promise<void> {
       posting.push(p.ms);
       quiet.push(q.ms);
     }
+    const counted = process.env['BENCH_INSTRUCTIONS']
+      ? await (async () => {
+          await writeFile(join(project, 'run', 'intake.json'), '{"round":"counted"}\n');
+          return [
+            instructions(['-e', '0'], hookEnv, ''),
+            instructions(hook, hookEnv, post),
+            instructions(hook, hookEnv, read),
+          ];
+        })()
+      : null;
     await bridge.stop();
     if (quietSent !== 0) throw new Error(`the no-match call sent ${quietSent} events`);
     const base = median(bare);
@@ -118,6 +150,12 @@ async function main(): Promise<void> {
         `${'node -e 0 (baseline)'.padEnd(38)} ${base.toFixed(1).padStart(7)} ms`,
         row('(a) hook posting one event', posting, 1.5),
         row('(b) hook matching nothing (no request)', quiet, 1.2),
+        ...(counted === null
+          ? []
+          : [
+              `instructions (callgrind, node --jitless): node -e 0 ${(counted[0]! / 1e6).toFixed(0)}M, ` +
+                `(a) ${(counted[1]! / counted[0]!).toFixed(2)}x, (b) ${(counted[2]! / counted[0]!).toFixed(2)}x`,
+            ]),
         '',
       ].join('\n'),
     );

@@ -46,6 +46,9 @@ await build({
   ...common,
   entryPoints: { hook: 'src/cli/hook.ts' },
   format: 'cjs',
+  // Less to parse on every tool call; names are kept, so a stack trace still reads.
+  minifyWhitespace: true,
+  minifySyntax: true,
   outExtension: { '.js': '.cjs' },
   external: ['picomatch'],
   outdir: `${root}dist/bundle`,
