@@ -48,7 +48,9 @@ for (const table of [claudeCode, gemini])
         t.same(after['hooks'][event].slice(0, groups.length), groups, `${event}: theirs first`);
       t.same(after['mcpServers']['harness'], { command: launcher.node, args: [launcher.entry, 'mcp'] });
       if (text.includes('\r\n')) t.notOk(/[^\r]\n/.test(installed.text), 'CRLF throughout');
-      if (text.includes('\t')) t.notMatch(installed.text, /\n {2}/, 'tabs throughout');
+      if (text.includes('\t')) t.notMatch(installed.text, /^\t* /m, 'tabs throughout');
+      if (/\n( +)\S/.exec(text)?.[1] === '    ')
+        t.notMatch(installed.text, /^( {4})* {1,3}\S/m, 'four spaces a level throughout');
       if (!text.trim().includes('\n')) t.notOk(installed.text.trim().includes('\n'), 'still one line');
     });
 

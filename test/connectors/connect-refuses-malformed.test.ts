@@ -31,7 +31,7 @@ const badHooks = (runtime: RuntimeName): [string, string][] => [
   ['hooks not an object', '{"hooks": []}'],
   ['an event not an array', `{"hooks": {"${EVENT[runtime]}": {"matcher": "*"}}}`],
   ['a duplicate hooks key', '{"hooks": {}, "model": "x", "hooks": {}}'],
-  ['not UTF-8', '{"model": "\u00ff"}'],
+  ['not UTF-8', ''],
 ];
 
 async function refused(t: Test, s: Awaited<ReturnType<typeof sandbox>>, runtime: string, file: string) {
@@ -50,7 +50,12 @@ for (const runtime of RUNTIME_NAMES)
         const s = await sandbox(t, runtime);
         const file = FILES[runtime].project.hooks;
         await mkdir(dirname(join(s.root, file)), { recursive: true });
-        await writeFile(join(s.root, file), what === 'not UTF-8' ? Buffer.from([0x7b, 0xff, 0x7d]) : text);
+        // Valid JSON once decoded (0xff becomes U+FFFD), but writing that back would change the byte.
+        const bytes =
+          what === 'not UTF-8'
+            ? Buffer.concat([Buffer.from('{"model": "'), Buffer.from([0xff]), Buffer.from('"}')])
+            : text;
+        await writeFile(join(s.root, file), bytes);
         await refused(t, s, runtime, file);
       });
   });

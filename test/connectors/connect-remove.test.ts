@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import {
@@ -23,7 +23,21 @@ import {
 
 eachInstall('connect then --remove gives the original bytes back', async (t, s, runtime, scope) => {
   const { hooks, mcp } = FILES[runtime][scope];
-  t.equal((await connect(s, runtime, scope)).code, 0);
+  // An odd mode, to see it kept on the file and given to its backup.
+  await chmod(join(s.root, hooks), 0o640);
+  const installed = await connect(s, runtime, scope);
+  t.equal(installed.code, 0, installed.stderr);
+  t.equal((await stat(join(s.root, hooks))).mode & 0o777, 0o640, 'the hooks file keeps its mode');
+  const backup = new RegExp(`^changed: ${join(s.root, hooks)} \\(backup (.*)\\)$`, 'm').exec(
+    installed.stdout,
+  )?.[1];
+  t.ok(backup, 'the hooks file was backed up');
+  t.equal(
+    await readFile(backup!, 'utf8'),
+    await readFile(join(FIXTURES, runtime, hooks), 'utf8'),
+    'the backup holds the bytes before',
+  );
+  t.equal((await stat(backup!)).mode & 0o777, 0o640, 'with their mode');
   const r = await connect(s, runtime, scope, '--remove');
   t.equal(r.code, 0, r.stderr);
   for (const rel of new Set([hooks, mcp])) {
