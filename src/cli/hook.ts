@@ -9,7 +9,7 @@ const STDIN_DEADLINE_MS = 10_000;
 
 /**
  * Standard input read from fd 0 directly: `process.stdin` would build a stream over a socket for
- * the runtime's pipe, a tenth of a bare Node start that a hook pays on every tool call.
+ * the runtime's pipe, two thirds of a bare Node start in instructions, on every tool call.
  */
 function readStdin(): Promise<string | null> {
   return new Promise((resolve) => {

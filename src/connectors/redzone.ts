@@ -74,7 +74,7 @@ function stableJson(v: unknown): string {
 }
 
 async function action(rule: RedZoneRule, kind: RedZoneAction['kind'], text: string): Promise<RedZoneAction> {
-  // Loaded only on a match: node:crypto is a tenth of a bare Node start, and most calls match nothing.
+  // Loaded only on a match: node:crypto costs half a bare Node start, and most calls match nothing.
   const { createHash } = await import('node:crypto');
   const digest = createHash('sha256').update(`${kind}\0${text}`).digest('hex').slice(0, 12);
   return { rule, kind, text, scope: `${rule.approvalScope}:${digest}` };
