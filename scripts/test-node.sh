@@ -20,7 +20,7 @@ cache="${XDG_CACHE_HOME:-$HOME/.cache}/harness-bridge"
 # The newest version of the major: the registry's list, else the newest one cached.
 newest() { sort -t. -k1,1n -k2,2n -k3,3n | tail -1; }
 version=$(npm view "$pkg@$major" version --json 2>/dev/null |
-  node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const v=JSON.parse(s||"[]");for(const x of [].concat(v))console.log(x)})' |
+  node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{let v=[];try{v=[].concat(JSON.parse(s))}catch{}for(const x of v)if(/^\d+\.\d+\.\d+$/.test(x))console.log(x)})' |
   newest || true)
 if [ -z "$version" ]; then
   version=$(find "$cache" -maxdepth 1 -name "node-$major.*" -printf '%f\n' 2>/dev/null | sed 's/^node-//' | newest || true)
@@ -50,6 +50,6 @@ out=".tap/test-results-node-$major"
 rm -rf "$out"
 node node_modules/tap/dist/esm/run.mjs --output-dir "$out" "$@" || status=$?
 # What a test process saw (test/build/node-version.test.ts fails the run when it differs).
-grep -h 'test process: node' "$out/dist/test/build.test.js.tap" 2>/dev/null | sed 's/^ *# */test-node: /' || true
+grep -rh 'test process: node' "$out" 2>/dev/null | sed 's/^ *# */test-node: /' || true
 echo "test-node: Node $version: tap exited $status after $((SECONDS - start)) s"
 exit "$status"
