@@ -1,5 +1,6 @@
 import { callBridge } from './bridge-client.js';
 import { type HookContext, refusal } from './context.js';
+import { shellQuote } from './ours.js';
 import type { RedZoneAction } from './redzone.js';
 import { blockTool, type HookAnswer } from './table.js';
 
@@ -19,11 +20,6 @@ type Decision =
 const POLL_MS = 1000;
 /** Kept free under the runtime's hook timeout for the requests around the wait. */
 const TIMEOUT_MARGIN_SECONDS = 30;
-
-/** A word the shell reads back as itself. */
-export function shellWord(s: string): string {
-  return /^[A-Za-z0-9._:@%+=/,-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`;
-}
 
 function describe(action: RedZoneAction): string {
   const text = action.text.length > 400 ? `${action.text.slice(0, 400)}...` : action.text;
@@ -76,7 +72,7 @@ async function lookup(ctx: HookContext, action: RedZoneAction): Promise<Decision
 export async function decideRedZone(ctx: HookContext, action: RedZoneAction): Promise<HookAnswer> {
   const { rule } = action;
   const what = describe(action);
-  const grant = `harness approve ${ctx.runId} --owner ${shellWord(rule.approvalOwner)} --scope ${shellWord(action.scope)} --grant`;
+  const grant = `harness approve ${ctx.runId} --owner ${shellQuote(rule.approvalOwner)} --scope ${shellQuote(action.scope)} --grant`;
   if (ctx.client === null)
     return blockTool(
       `Red Zone: ${what} needs ${rule.approvalOwner}'s approval, and the connector has no access token to ask the bridge; blocked.`,

@@ -143,7 +143,7 @@ function setupFields(config: ConnectorConfig): Record<string, string> {
   };
 }
 
-/** Refusals that are answers, not faults: the finish line not yet met, a closed run, a pending twin. */
+/** Refusals that are answers, not faults: the finish line not yet met, a closed run. */
 function expectedRefusal(body: Record<string, unknown>): boolean {
   return ['finish_line_blocked', 'run_closed'].includes(String(body['error']));
 }
