@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { clientToken } from '../connectors/config.js';
 import { refusal } from '../connectors/context.js';
-import { flushFile, outboxDir } from '../connectors/outbox.js';
+import { flushFile, isOutboxFileName, outboxDir } from '../connectors/outbox.js';
 import { bridgeUrl, refuseCredentials, UsageError } from './env.js';
 import { terminalText } from './terminal.js';
 
@@ -34,9 +34,7 @@ export function registerOutbox(program: Command): void {
         );
       const client = { url: bridgeUrl(), token };
       const dir = outboxDir(process.env['HOME'] || homedir());
-      const files = (await readdir(dir).catch(() => [] as string[])).filter((f) =>
-        /^run-[0-9a-f]{64}\.jsonl$/.test(f),
-      );
+      const files = (await readdir(dir).catch(() => [] as string[])).filter(isOutboxFileName);
       const until = Date.now() + FLUSH_BUDGET_MS;
       let stored = 0;
       let left = 0;

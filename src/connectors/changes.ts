@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { callBridge } from './bridge-client.js';
 import { CONNECTOR_FILE } from './config.js';
@@ -42,7 +41,7 @@ async function recordArtifacts(ctx: HookContext): Promise<void> {
   if (map === null) return;
   const seen = ctx.memory.artifacts;
   for (const [nodeId, path] of Object.entries(map)) {
-    const fp = await fingerprint(join(ctx.config.artifactRoot, path));
+    const fp = fingerprint(join(ctx.config.artifactRoot, path));
     if (!/^\d/.test(fp)) {
       // Gone, a link or not a file: nothing to claim (the bridge would refuse it); forget it so a
       // file written there later is claimed.
@@ -52,7 +51,7 @@ async function recordArtifacts(ctx: HookContext): Promise<void> {
     if (seen[path] === fp) continue;
     // The id follows from the file's fingerprint, and the event's time is the file's mtime: two
     // hook calls that see the same write send the same event, and the bridge keeps one.
-    const id = `${ctx.table.name}-artifact-${createHash('sha256').update(`${ctx.runId}\0${path}\0${fp}`).digest('hex').slice(0, 32)}`;
+    const id = `${ctx.table.name}-artifact-${nodeId}-${fp}`;
     const mtimeMs = Number(fp.split(':')[1]);
     await ctx.send(
       {
@@ -88,7 +87,7 @@ function watchedFiles(ctx: HookContext): string[] {
 async function recordConfigChanges(ctx: HookContext): Promise<void> {
   const changed: string[] = [];
   for (const file of watchedFiles(ctx)) {
-    const fp = await fingerprint(file);
+    const fp = fingerprint(file);
     const before = ctx.memory.configs[file];
     ctx.memory.configs[file] = fp;
     // The first look is the baseline: what was there when the run's first hook ran.

@@ -16,7 +16,7 @@ import { configPath } from './install.js';
 import { hookStates, mcpState } from './json-config.js';
 import { ConfigFileError, parseJson } from './json-edit.js';
 import type { EntryState, Launcher } from './ours.js';
-import { outboxDir } from './outbox.js';
+import { isOutboxFileName, outboxDir } from './outbox.js';
 import { RUNTIMES } from './runtimes.js';
 import type { ConfigFile, RuntimeTable } from './table.js';
 import { parseToml, tomlMcpState } from './toml-edit.js';
@@ -174,9 +174,7 @@ async function artifactRootCheck(config: ConnectorConfig): Promise<Check> {
 
 async function outboxCheck(home: string): Promise<Check> {
   const dir = outboxDir(home);
-  const names = (await readdir(dir).catch(() => [] as string[])).filter((n) =>
-    /^run-[0-9a-f]{64}\.jsonl$/.test(n),
-  );
+  const names = (await readdir(dir).catch(() => [] as string[])).filter(isOutboxFileName);
   let events = 0;
   let bytes = 0;
   for (const name of names) {

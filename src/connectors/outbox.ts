@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { mkdir, open, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type BridgeAnswer, type BridgeClient, callBridge } from './bridge-client.js';
+import { runFileStem } from './names.js';
 
 /**
  * Events a hook could not deliver wait here, one 0600 JSONL file per run under
@@ -29,9 +29,13 @@ export function outboxDir(home: string): string {
   return join(home, '.harness', 'outbox');
 }
 
-/** The run's file: named by the SHA-256 of its ID, as the bridge names run directories. */
+/** Whether a name in the outbox directory is a run's file (outboxFile). */
+export const isOutboxFileName = (name: string): boolean =>
+  /^run-[a-z0-9][a-z0-9._-]{0,127}(\+[0-9a-f]+)?\.jsonl$/.test(name);
+
+/** The run's file, named by its ID (see runFileStem). */
 export function outboxFile(home: string, runId: string): string {
-  return join(outboxDir(home), `run-${createHash('sha256').update(runId).digest('hex')}.jsonl`);
+  return join(outboxDir(home), `run-${runFileStem(runId)}.jsonl`);
 }
 
 /** What delivering one event came to: stored (or a duplicate), refused for good, or not yet. */

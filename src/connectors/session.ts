@@ -1,10 +1,10 @@
-import { createHash, randomUUID } from 'node:crypto';
 import { RUN_ID_PATTERN } from '../contract/limits.js';
 import { fetchArtifactMap, recordChanges } from './changes.js';
 import { recordCompletion } from './completion.js';
 import type { ConnectorConfig } from './config.js';
 import { accessToken } from './config.js';
 import { type HookContext, note, refusal } from './context.js';
+import { freshEventId } from './names.js';
 import { type Event, enqueue, OutboxFullError, type SendResult, send } from './outbox.js';
 import type { Payload } from './payload.js';
 import type { RedZoneAction } from './redzone.js';
@@ -18,17 +18,18 @@ import type { HookAnswer, HookKind, RuntimeTable } from './table.js';
  * so a resumed session continues it. A session id that cannot be made to fit is replaced by its
  * digest, never truncated into another session's run.
  */
-export function runIdFor(
+export async function runIdFor(
   template: string,
   runtime: string,
   sessionId: string,
   env: NodeJS.ProcessEnv,
-): string {
+): Promise<string> {
   const fixed = env['HARNESS_RUN_ID'];
   if (fixed !== undefined && fixed !== '') return fixed;
   const session = sessionId.replace(/[^A-Za-z0-9._-]/g, '-');
   const id = template.replaceAll('{runtime}', runtime).replaceAll('{session}', session);
   if (RUN_ID_PATTERN.test(id)) return id;
+  const { createHash } = await import('node:crypto');
   return template
     .replaceAll('{runtime}', runtime)
     .replaceAll('{session}', createHash('sha256').update(sessionId).digest('hex').slice(0, 32));
@@ -46,7 +47,7 @@ export async function runSession(call: {
 }): Promise<HookAnswer> {
   const { table, kind, payload, config, env, cwd, action } = call;
   const home = env['HOME'] || (await import('node:os')).homedir();
-  const runId = runIdFor(config.runId, table.name, payload.session_id, env);
+  const runId = await runIdFor(config.runId, table.name, payload.session_id, env);
   if (!RUN_ID_PATTERN.test(runId))
     return { exitCode: 1, stderr: `harness hook: the run ID ${JSON.stringify(runId)} is not canonical\n` };
   const token = await accessToken(config, env);
@@ -71,8 +72,8 @@ export async function runSession(call: {
           ]
         : [],
     warn: token === null,
-    send: (fields, deadlineMs = config.deadlineMs, id = `${table.name}-${randomUUID()}`) =>
-      sendEvent(ctx, { id, ...fields }, deadlineMs),
+    send: async (fields, deadlineMs = config.deadlineMs, id) =>
+      sendEvent(ctx, { id: id ?? (await freshEventId(table.name)), ...fields }, deadlineMs),
   };
   let answer: HookAnswer;
   switch (kind) {

@@ -1,6 +1,7 @@
-import { createHash } from 'node:crypto';
-import { lstat, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { lstatSync, type Stats } from 'node:fs';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { runFileStem } from './names.js';
 
 /**
  * What the connector remembers of a run between hook calls, in a small 0600 file per run under
@@ -17,7 +18,7 @@ export interface RunMemory {
 }
 
 export function memoryFile(home: string, runId: string): string {
-  return join(home, '.harness', 'connector', `run-${createHash('sha256').update(runId).digest('hex')}.json`);
+  return join(home, '.harness', 'connector', `run-${runFileStem(runId)}.json`);
 }
 
 export async function loadMemory(file: string): Promise<RunMemory> {
@@ -49,9 +50,15 @@ export async function saveMemory(file: string, memory: RunMemory): Promise<void>
  * A file's fingerprint, without following a link: `size:mtimeMs:ino` for a regular file,
  * `link`, `other` (a directory, a FIFO) or `absent`.
  */
-export async function fingerprint(path: string): Promise<string> {
-  const s = await lstat(path).catch(() => null);
-  if (s === null) return 'absent';
+export function fingerprint(path: string): string {
+  // Synchronous: a hook takes a score of these per call, and each lstat is microseconds, less
+  // than one trip through the thread pool.
+  let s: Stats;
+  try {
+    s = lstatSync(path);
+  } catch {
+    return 'absent';
+  }
   if (s.isSymbolicLink()) return 'link';
   if (!s.isFile()) return 'other';
   return `${s.size}:${s.mtimeMs}:${s.ino}`;

@@ -1,5 +1,7 @@
 import t from 'tap';
 import { type ConnectorConfigError, parseConnectorConfig } from '../../src/connectors/config.js';
+import { freshEventId, runFileStem } from '../../src/connectors/names.js';
+import { isOutboxFileName } from '../../src/connectors/outbox.js';
 import { runIdFor } from '../../src/connectors/session.js';
 import { RUN_ID_PATTERN } from '../../src/contract/limits.js';
 
@@ -65,23 +67,48 @@ t.test('every problem is listed, unknown fields included', async (t) => {
 
 t.test('a session always maps to the same canonical run ID', async (t) => {
   const env = {};
-  t.equal(runIdFor('{runtime}-{session}', 'codex', '0199a2c4-7e1f', env), 'codex-0199a2c4-7e1f');
+  t.equal(await runIdFor('{runtime}-{session}', 'codex', '0199a2c4-7e1f', env), 'codex-0199a2c4-7e1f');
   t.equal(
-    runIdFor('{runtime}-{session}', 'gemini', 'a b/c', env),
+    await runIdFor('{runtime}-{session}', 'gemini', 'a b/c', env),
     'gemini-a-b-c',
     'outside the pattern becomes -',
   );
-  const long = runIdFor('{runtime}-{session}', 'claude-code', 'x'.repeat(300), env);
+  const long = await runIdFor('{runtime}-{session}', 'claude-code', 'x'.repeat(300), env);
   t.ok(RUN_ID_PATTERN.test(long), 'a session too long for the pattern gets its digest');
   t.equal(
     long,
-    runIdFor('{runtime}-{session}', 'claude-code', 'x'.repeat(300), env),
+    await runIdFor('{runtime}-{session}', 'claude-code', 'x'.repeat(300), env),
     'the same one every time',
   );
   t.not(
     long,
-    runIdFor('{runtime}-{session}', 'claude-code', `${'x'.repeat(299)}y`, env),
+    await runIdFor('{runtime}-{session}', 'claude-code', `${'x'.repeat(299)}y`, env),
     "never another session's",
   );
-  t.equal(runIdFor('{runtime}-{session}', 'codex', 's', { HARNESS_RUN_ID: 'release-42' }), 'release-42');
+  t.equal(
+    await runIdFor('{runtime}-{session}', 'codex', 's', { HARNESS_RUN_ID: 'release-42' }),
+    'release-42',
+  );
+});
+
+t.test('run file names: one per run ID, also on a case-insensitive file system', async (t) => {
+  t.equal(runFileStem('claude-code-s1'), 'claude-code-s1', 'a lower-case ID is its own name');
+  const ids = ['Ab', 'aB', 'AB', 'ab', 'a.b', `${'Z'.repeat(128)}`, `${'z'.repeat(127)}Z`];
+  const names = ids.map(runFileStem);
+  t.equal(new Set(names.map((n) => n.toLowerCase())).size, ids.length, 'no two IDs fold to one name');
+  for (const n of names) t.ok(n.length <= 161 && !n.includes('/'), n);
+  t.equal(runFileStem('aB'), 'ab+2');
+});
+
+t.test('fresh event IDs are 128 random bits after the runtime name', async (t) => {
+  const a = await freshEventId('codex');
+  t.match(a, /^codex-[0-9a-f]{32}$/);
+  t.not(a, await freshEventId('codex'));
+});
+
+t.test('every run file name is one the outbox flush and doctor look for', async (t) => {
+  for (const id of ['claude-code-s1', 'Codex-0199A', `${'Q'.repeat(128)}`, 'a.b_c'])
+    t.ok(isOutboxFileName(`run-${runFileStem(id)}.jsonl`), id);
+  for (const name of ['run-.jsonl', 'run-a.jsonl.1234.tmp', 'run-a.jsonl.lock', 'x.jsonl', 'run-A.jsonl'])
+    t.notOk(isOutboxFileName(name), name);
 });
