@@ -133,13 +133,21 @@ t.test('a credential written into an artifact quarantines the run', async (t) =>
   t.equal((await b.req('GET', '/runs/r3')).body.run.status, 'completed');
   const token = b.t.env['HARNESS_BRIDGE_ACCESS_TOKEN'];
   await writeFile(join(b.t.artifactRoot, 'run/packet.json'), JSON.stringify({ leaked: `x${token}y` }));
+  // A listing shows the run as its record says and that it is due for re-verification; reading
+  // the run re-verifies it.
   const listed = await b.req('GET', '/runs');
-  t.equal(listed.body.runs[0].status, 'quarantined', 'the listing read quarantines it');
-  t.same(await b.req('GET', '/runs').then((r) => r.body), listed.body, 'the next listing answers the same');
+  t.match(listed.body.runs[0], { status: 'completed', reverificationDue: true });
   const got = await b.req('GET', '/runs/r3');
   t.equal(got.body.run.status, 'quarantined');
   t.match(got.body.run.quarantine.reasons, [/run\/packet\.json contains a bridge credential value/]);
   t.notMatch(JSON.stringify(got.body), token, 'the credential itself is never echoed');
+  const after = await b.req('GET', '/runs');
+  t.match(
+    after.body.runs[0],
+    { status: 'quarantined', reverificationDue: false },
+    'the listing agrees from then on',
+  );
+  t.notMatch(JSON.stringify(after.body), token);
 });
 
 t.test('the finish-line verdict failing on read quarantines the run', async (t) => {

@@ -61,6 +61,10 @@ export const RunSummaryView = Type.Object(
     eventCount: Type.Integer(),
     eventsTruncated: Type.Boolean({ description: 'the body does not carry every event of the run' }),
     pendingApprovals: Type.Integer(),
+    reverificationDue: Type.Boolean({
+      description:
+        'a completed run listed as its record says, not re-verified by this answer: its artifacts and finish line are checked again when the run itself is read (GET /runs/:id), which quarantines it if its evidence drifted',
+    }),
   },
   { additionalProperties: false },
 );

@@ -48,19 +48,36 @@ export function pageHeaders(p: Page): Record<string, string> {
   return headers;
 }
 
-/** GET /runs: summaries in creation order; each run is read under its own queue slot. */
+/**
+ * GET /runs: summaries in creation order, from the run index (storage/run-index-file.ts): a listing
+ * opens only a run whose summary the index does not hold yet. A completed run is listed as its
+ * record says, with `reverificationDue`: its evidence is checked again when the run itself is read.
+ */
 export async function listRuns(
   ctx: BridgeContext,
   offset: number,
   limit: number,
 ): Promise<{ runs: RunSummary[]; page: Page }> {
+  // Storage that failed answers nothing it may not have stored (as every read of a run does then).
+  if (ctx.store.failure) throw ctx.store.failure;
   const ids = ctx.store.page(offset, limit);
-  const all = await Promise.all(ids.map((id) => ctx.queue.run(id, () => summaryOf(ctx, id))));
+  const all = await Promise.all(ids.map((id) => summaryOf(ctx, id)));
   const runs = all.filter((r): r is RunSummary => r !== null);
   return { runs, page: { offset, limit, returned: runs.length, total: ctx.store.size } };
 }
 
-async function summaryOf(ctx: BridgeContext, runId: string): Promise<RunSummary | null> {
+const listed = (summary: RunSummary): RunSummary => {
+  summary.reverificationDue = summary.status === 'completed';
+  return summary;
+};
+
+function summaryOf(ctx: BridgeContext, runId: string): Promise<RunSummary | null> | RunSummary {
+  const indexed = ctx.store.indexedSummary(runId);
+  if (indexed !== null) return listed(JSON.parse(indexed) as RunSummary);
+  return ctx.queue.run(runId, () => openedSummary(ctx, runId));
+}
+
+async function openedSummary(ctx: BridgeContext, runId: string): Promise<RunSummary | null> {
   const loaded = await ctx.store.load(runId);
   // Gone since the page was taken: a run created for a refused first event is discarded.
   if (loaded.kind === 'missing') return null;
@@ -71,11 +88,9 @@ async function summaryOf(ctx: BridgeContext, runId: string): Promise<RunSummary 
     // answers 500, as every read of a run does then, rather than count them.
     const broken = loaded.run.journal.broken;
     if (broken) throw broken;
-    await reverifyCompleted(ctx, loaded.run);
-    // Quarantined by this read's re-verification: answer as every later read will.
     const q = ctx.store.quarantineOf(runId);
     if (q) return quarantinedSummary(runId, loaded.run.config.createdAt, q);
-    return summaryView(loaded.run, ctx.store.quarantineOf(runId));
+    return listed(summaryView(loaded.run));
   } finally {
     ctx.store.release(loaded.run);
   }

@@ -1,8 +1,10 @@
 import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { SHUTDOWN_GRACE_MS } from '../contract/index.js';
 import { checkLayout } from '../storage/layout.js';
 import { acquireLease, acquireMutex, type Lease, StartupError } from '../storage/lease.js';
+import { RUN_INDEX_FILE, readIndexFile } from '../storage/run-index-file.js';
 import { RunStore, type StoreOptions } from '../storage/store.js';
 import { HashPool } from '../workers/pool.js';
 import { buildApp } from './app.js';
@@ -102,7 +104,15 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
       onLost: (holder) => lostTo(holder),
       ...(opts.leaseRenewMs === undefined ? {} : { renewMs: opts.leaseRenewMs }),
     });
-    const configs = await checkLayout(env.dataDir, env.integrityKey, env.trustPin, opts.storage?.maxRuns);
+    // The run index first: the layout check then reads only the run directories it lacks.
+    const runIndex = await readIndexFile(join(env.dataDir, RUN_INDEX_FILE), env.integrityKey, env.trustPin);
+    const configs = await checkLayout(
+      env.dataDir,
+      env.integrityKey,
+      env.trustPin,
+      opts.storage?.maxRuns,
+      runIndex.kind === 'read' ? runIndex.dirs : undefined,
+    );
     // Replaying the commit log is recovery: it runs under the mutex, so a crash in the middle
     // leaves the mutex behind for an operator to see rather than a half-recovered directory.
     store = await RunStore.open({
@@ -110,6 +120,7 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
       integrityKey: env.integrityKey,
       trustPin: env.trustPin,
       configs,
+      runIndex,
       fence: lease.fence,
       ...(opts.log ? { log: opts.log } : {}),
       ...opts.storage,

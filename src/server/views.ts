@@ -1,6 +1,7 @@
 import type { EventViewT, JournalEntry, RunSummary, RunViewT } from '../contract/index.js';
-import { NODE_IDS, pendingApprovalCount, runModeOf } from '../contract/index.js';
+import { NODE_IDS } from '../contract/index.js';
 import type { OpenRun } from '../storage/run-files.js';
+import { runSummary } from '../storage/run-summary.js';
 import type { QuarantineInfo } from '../storage/store.js';
 import { boundedApprovals, boundedProblems, boundedQuarantine, boundTexts } from './view-bounds.js';
 
@@ -27,20 +28,9 @@ export function eventViewJson(entry: JournalEntry, eventJson: string): string {
 }
 
 export function summaryView(run: OpenRun, quarantine?: QuarantineInfo): RunSummary {
-  const { state, config } = run;
-  return {
-    id: run.runId,
-    title: config.metadata.title ?? null,
-    status: quarantine ? 'quarantined' : state.status,
-    runMode: runModeOf(state, config),
-    commissioned: config.commissioned,
-    createdAt: state.createdAt,
-    updatedAt: state.updatedAt,
-    currentNodeId: state.currentNodeId,
-    eventCount: state.eventCount,
-    eventsTruncated: state.eventCount > 0,
-    pendingApprovals: pendingApprovalCount(state),
-  };
+  const summary = runSummary(run.runId, run.state, run.config);
+  if (quarantine) summary.status = 'quarantined';
+  return summary;
 }
 
 /** A run whose files failed authentication: only what can be said without trusting them. */
@@ -57,6 +47,7 @@ export function quarantinedSummary(runId: string, createdAt: string, q: Quaranti
     eventCount: 0,
     eventsTruncated: false,
     pendingApprovals: 0,
+    reverificationDue: false,
   };
 }
 

@@ -67,13 +67,20 @@ export class CommitLog {
     private readonly handle: FileHandle,
     private readonly checkpointBytes: number,
     private readonly fence: () => void,
+    private readonly beforeEmpty: () => Promise<void>,
   ) {}
 
   /** Replays the log into the journals, empties it, and opens it for appending. */
   static async open(
     dataDir: string,
     key: Buffer,
-    opts: { checkpointBytes?: number; log?: (msg: string) => void; fence?: () => void } = {},
+    opts: {
+      checkpointBytes?: number;
+      log?: (msg: string) => void;
+      fence?: () => void;
+      /** Runs at each checkpoint once the journals are synced, before the log is emptied. */
+      beforeEmpty?: () => Promise<void>;
+    } = {},
   ): Promise<{ commitLog: CommitLog; disputed: Disputed[]; named: string[] }> {
     const path = join(dataDir, COMMIT_LOG_FILE);
     // O_DSYNC: every write is durable when it returns, as if followed by fdatasync.
@@ -92,6 +99,7 @@ export class CommitLog {
           handle,
           opts.checkpointBytes ?? COMMIT_LOG_CHECKPOINT_BYTES,
           opts.fence ?? (() => {}),
+          opts.beforeEmpty ?? (async () => {}),
         ),
         disputed,
         named,
@@ -250,6 +258,7 @@ export class CommitLog {
     const journals = [...this.dirty];
     this.dirty.clear();
     await Promise.all(journals.map((j) => j.syncFile()));
+    await this.beforeEmpty();
     this.fenced();
     await truncateToEmpty(this.handle.fd);
     await datasync(this.handle.fd);

@@ -9,6 +9,7 @@ import { StartupError } from './lease.js';
 import { NotRegularFileError, readTextNoFollow } from './no-follow.js';
 import { CONFIG_FILE, LEASE_FILE, MUTEX_FILE, RUN_DIR_PATTERN, runDirName, SNAPSHOT_FILE } from './paths.js';
 import { parseConfig } from './run-files.js';
+import { RUN_INDEX_FILE } from './run-index-file.js';
 
 /** Each run directory's config as startup authenticated it, or why it failed (the run is quarantined). */
 export type LayoutConfigs = Map<string, RunConfig | Error>;
@@ -65,8 +66,9 @@ export async function checkLayout(
   key: Buffer,
   trustPin: string,
   maxRuns: number = RUN_DIRECTORY_MAX,
+  indexed?: ReadonlyMap<string, string>,
 ): Promise<LayoutConfigs> {
-  const found = await scanLayout(dataDir, key, trustPin, maxRuns);
+  const found = await scanLayout(dataDir, key, trustPin, maxRuns, indexed);
   // rm removes a link itself, never what it points to.
   for (const name of found.interrupted) await rm(join(dataDir, name), { recursive: true, force: true });
   refuse(dataDir, found);
@@ -83,7 +85,8 @@ export const isSignedConfigText = (text: string): boolean => /"mac"\s*:\s*"[0-9a
 
 /**
  * The read-only half of `checkLayout`: every finding, nothing removed, nothing followed (a linked
- * run directory is never entered). With `trustPin` null the pins are not compared.
+ * run directory is never entered). With `trustPin` null the pins are not compared. Run directories
+ * named in `indexed` (the run index's, by directory name) are not entered.
  *
  * At most `maxRuns` run directories are read, the ceiling the store enforces on every creation
  * (storage/store.ts), so the bridge never writes a directory it then refuses to start from.
@@ -96,13 +99,14 @@ export async function scanLayout(
   key: Buffer,
   trustPin: string | null,
   maxRuns: number = RUN_DIRECTORY_MAX,
+  indexed: ReadonlyMap<string, string> = new Map(),
 ): Promise<LayoutFindings> {
   const entries = (await readdir(dataDir, { withFileTypes: true })).sort(byName);
   let runs = 0;
   let others = 0;
   for (const { name } of entries) {
     if (RUN_DIR_PATTERN.test(name)) runs++;
-    else if (!isInterrupted(name)) others++;
+    else if (!isInterrupted(name) && name !== RUN_INDEX_FILE) others++;
   }
   if (runs > maxRuns) {
     throw new StartupError(
@@ -139,7 +143,9 @@ export async function scanLayout(
     } else if (!entry.isDirectory()) {
       if (isRunFile(name) || RUN_DIR_PATTERN.test(name)) found.legacy.push(name);
     } else if (RUN_DIR_PATTERN.test(name)) {
-      await checkRunDir(path, name, key, trustPin, found);
+      // A run the authenticated run index holds is checked when it is opened (storage/store.ts):
+      // startup does not read every run's files.
+      if (!indexed.has(name)) await checkRunDir(path, name, key, trustPin, found);
     } else if ((await readdir(path).catch((): string[] => [])).some(isRunFile)) {
       found.legacy.push(name);
     }

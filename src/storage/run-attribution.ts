@@ -7,7 +7,7 @@ import type { LayoutConfigs } from './layout.js';
 import { readTextNoFollow } from './no-follow.js';
 import { CONFIG_FILE, isCanonicalRunId, RUN_DIR_PATTERN, runDirName, SNAPSHOT_FILE } from './paths.js';
 import { readConfig } from './run-files.js';
-import type { IndexEntry } from './run-index.js';
+import { type IndexEntry, unreadEntry } from './run-index.js';
 
 /** The creation time of a run known only by its directory: it sorts first. */
 export const EPOCH = '1970-01-01T00:00:00.000Z';
@@ -48,8 +48,14 @@ export async function attributeRunDirs(
   key: Buffer,
   configs: LayoutConfigs | undefined,
   logged: readonly string[] = [],
-): Promise<{ entries: IndexEntry[]; quarantines: [string, string][] }> {
-  const dirs = (await readdir(dataDir)).filter((d) => RUN_DIR_PATTERN.test(d)).sort();
+  indexed: ReadonlyMap<string, string> = new Map(),
+): Promise<{ entries: IndexEntry[]; quarantines: [string, string][]; missing: string[] }> {
+  const all = (await readdir(dataDir)).filter((d) => RUN_DIR_PATTERN.test(d));
+  const present = new Set(all);
+  // Runs the index holds are attributed by it (and authenticated when opened); a directory it
+  // holds that is gone is reported, as is every directory it does not hold, read here in full.
+  const missing = [...indexed].filter(([dir]) => !present.has(dir)).map(([, runId]) => runId);
+  const dirs = all.filter((d) => !indexed.has(d)).sort();
   // One at a time: a data directory holds up to 100000 runs (startup's layout check has usually
   // authenticated every config already).
   const read: { dir: string; path: string; config?: RunConfig; error?: Error }[] = [];
@@ -70,16 +76,16 @@ export async function attributeRunDirs(
   const quarantines: [string, string][] = [];
   for (const r of read) {
     if (r.config && runDirName(r.config.runId) === r.dir) {
-      entries.push({ runId: r.config.runId, createdAt: r.config.createdAt });
+      entries.push(unreadEntry(r.config.runId, r.config.createdAt));
       continue;
     }
     const own = belongs.get(r.dir);
     const runId = own?.runId ?? (await claimedRunId(r.path, r.dir, logged));
-    entries.push({ runId, createdAt: own?.createdAt ?? EPOCH });
+    entries.push(unreadEntry(runId, own?.createdAt ?? EPOCH));
     const message = r.config ? 'run-config.json belongs to another run' : (r.error as Error).message;
     quarantines.push([runId, `run-config.json: ${message}`]);
   }
-  return { entries, quarantines };
+  return { entries, quarantines, missing };
 }
 
 /**
@@ -94,8 +100,17 @@ export async function startupRuns(
   configs: LayoutConfigs | undefined,
   disputed: readonly Disputed[],
   logged: readonly string[],
+  index: { runs: ReadonlyMap<string, IndexEntry>; dirs: ReadonlyMap<string, string> } | null = null,
 ): Promise<{ entries: IndexEntry[]; quarantines: [string, string][] }> {
-  const { entries, quarantines } = await attributeRunDirs(dataDir, key, configs, logged);
+  const found = await attributeRunDirs(dataDir, key, configs, logged, index?.dirs);
+  const { quarantines } = found;
+  // A run directory removed (archived) while the bridge was stopped takes its run with it, as it
+  // always has: the ID may then be used for a new run.
+  const gone = new Set(found.missing);
+  const entries = [...found.entries];
+  const attributed = new Set(entries.map((e) => e.runId));
+  for (const e of index?.runs.values() ?? [])
+    if (!attributed.has(e.runId) && !gone.has(e.runId)) entries.push(e);
   const created = new Map(entries.map((e) => [e.runId, e.createdAt]));
   for (const d of disputed) {
     // A run the log names without a journal has no directory: it is indexed all the same, so
@@ -104,7 +119,7 @@ export async function startupRuns(
     if (!created.has(d.runId)) {
       if (!isCanonicalRunId(d.runId)) continue;
       created.set(d.runId, EPOCH);
-      entries.push({ runId: d.runId, createdAt: EPOCH });
+      entries.push(unreadEntry(d.runId, EPOCH));
     }
     quarantines.push([d.runId, d.reason]);
   }

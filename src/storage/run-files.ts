@@ -114,7 +114,12 @@ export async function openRunFiles(
   key: Buffer,
   trustPin: string,
   commitLog: CommitLog,
-  limits: { journalMaxBytes?: number; snapshotMaxBytes?: number } = {},
+  limits: {
+    journalMaxBytes?: number;
+    snapshotMaxBytes?: number;
+    /** What the run index recorded of the run: its creation stamp and latest durable head. */
+    indexed?: { createdAt: string; count: number; head: string | null };
+  } = {},
 ): Promise<{ run: OpenRun; snapshotStale: boolean; truncatedBytes: number }> {
   const fail = (reason: string): never => {
     throw new RunIntegrityError(reason);
@@ -150,6 +155,17 @@ export async function openRunFiles(
   const scan = await scanJournal(key, runId, paths.journal, { onEntry, genesis }).catch((err: Error) =>
     fail(`events.jsonl: ${err.message}`),
   );
+  const indexed = limits.indexed;
+  if (indexed) {
+    // A journal behind its recorded head was put back to an earlier state (or lost records the
+    // index saw durable); one that differs at the head is another journal altogether.
+    if (indexed.createdAt !== config.createdAt) fail('run-config.json differs from the run index');
+    if (scan.count < indexed.count)
+      fail(`rolled back to record ${scan.count} of ${indexed.count} (the run index holds the later head)`);
+    const at = indexed.count === 0 ? null : scan.macs[indexed.count - 1];
+    if (at !== null && (at === undefined || indexed.head === null || !macEqual(at, indexed.head)))
+      fail(`events.jsonl differs from the run index at record ${indexed.count}`);
+  }
   if (snapError) fail(`run.json: ${snapError.message}`);
   if (snap) {
     if (!usable) fail('run.json belongs to another run');

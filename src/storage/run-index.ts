@@ -1,7 +1,16 @@
-export interface IndexEntry {
-  runId: string;
-  createdAt: string;
-}
+import type { IndexedRun } from './run-index-file.js';
+
+/** A run as the index holds it: its creation stamp, durable head and list summary. */
+export type IndexEntry = IndexedRun;
+
+/** An entry for a run known only by its files: nothing recorded of its journal, no summary yet. */
+export const unreadEntry = (runId: string, createdAt: string): IndexEntry => ({
+  runId,
+  createdAt,
+  count: 0,
+  head: null,
+  summary: null,
+});
 
 /** A run creation past the run ceiling; nothing was written. */
 export class RunCeilingError extends Error {
@@ -31,12 +40,17 @@ export class RunIndex {
 
   constructor(readonly maxRuns: number) {}
 
-  /** The startup index, from every run directory's config, in any order. */
+  /** The startup index, from the index file and the run directories it lacks, in any order. */
   load(entries: IndexEntry[]): void {
     for (const e of [...entries].sort(creationOrder)) {
       this.add(e);
       this.lastCreatedMs = Math.max(this.lastCreatedMs, Date.parse(e.createdAt) || 0);
     }
+  }
+
+  /** Every entry, in creation order (the index file is rewritten from these). */
+  *all(): IterableIterator<IndexEntry> {
+    for (const id of this.order) yield this.entries.get(id)!;
   }
 
   /**

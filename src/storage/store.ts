@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type {
   ArtifactClaim,
   CompletionSeal,
@@ -34,11 +35,17 @@ import {
   removeRunDirectory,
   writeConfig,
 } from './run-files.js';
-import { RunIndex } from './run-index.js';
+import { type IndexEntry, RunIndex, unreadEntry } from './run-index.js';
+import { IndexFile, type IndexRead, RUN_INDEX_FILE, readIndexFile } from './run-index-file.js';
+import { runSummary } from './run-summary.js';
 import { SNAPSHOT_SCHEMA, writeSnapshot } from './snapshot.js';
 import type { LoadResult, QuarantineInfo, RunStorage } from './types.js';
 
 export type { LoadResult, QuarantineInfo } from './types.js';
+
+/** Appended index bytes tolerated before the file is rewritten whole. */
+const INDEX_SLACK = 8 * 1024 * 1024;
+const noop = () => {};
 
 /** A fresh empty scan per new run: the writer owns and grows its `offsets` array. */
 const emptyScan = (): ScanResult => ({ count: 0, offsets: [], macs: [], size: 0, truncatedBytes: 0 });
@@ -50,6 +57,11 @@ export interface StoreOptions {
   cacheSize?: number;
   /** The configs startup authenticated (storage/layout.ts), so each is read once. */
   configs?: LayoutConfigs;
+  /**
+   * The run index file as startup read it (run-index-file.ts; read before the layout check, which
+   * then reads only the run directories it lacks). Absent: read here.
+   */
+  runIndex?: IndexRead;
   /** Each journal's byte ceiling (default JOURNAL_MAX_BYTES; tests make it small). */
   journalMaxBytes?: number;
   /** The run.json ceiling, for writing and reading (default SNAPSHOT_MAX_BYTES; tests make it small). */
@@ -79,6 +91,11 @@ export class RunStore implements RunStorage {
   private readonly background = new Set<Promise<void>>();
   private readonly cacheSize: number;
   private readonly log: (msg: string) => void;
+  /** Entries changed since the index file was last appended to. */
+  private readonly indexPending = new Set<IndexEntry>();
+  private readonly indexRemoved = new Set<string>();
+  private indexFlush: NodeJS.Immediate | null = null;
+  private indexFile!: IndexFile;
 
   /** The byte ceilings this store enforces on each journal and snapshot (health reports them). */
   get ceilings(): { journalMaxBytes: number; snapshotMaxBytes: number; maxRuns: number } {
@@ -100,25 +117,119 @@ export class RunStore implements RunStorage {
 
   /** Replays the commit log, then indexes the runs (startup has already refused legacy layouts). */
   static async open(opts: StoreOptions): Promise<RunStore> {
+    const path = join(opts.dataDir, RUN_INDEX_FILE);
+    const read = opts.runIndex ?? (await readIndexFile(path, opts.integrityKey, opts.trustPin));
+    // The index file is synced at every checkpoint, before the log is emptied: what the log no
+    // longer holds, the index holds durably.
+    let store: RunStore | null = null;
+    const beforeEmpty = async () => {
+      if (store) await store.syncIndex();
+    };
     // Acknowledged records the journals lack (a crash lost them with the page cache) come back
     // from the commit log before any run is read.
-    const { commitLog, disputed, named } = await CommitLog.open(opts.dataDir, opts.integrityKey, opts);
-    const store = new RunStore(opts, commitLog);
+    const { commitLog, disputed, named } = await CommitLog.open(opts.dataDir, opts.integrityKey, {
+      ...opts,
+      beforeEmpty,
+    });
+    store = new RunStore(opts, commitLog);
     try {
-      await store.buildIndex(disputed, named);
+      store.indexFile = await IndexFile.open(path, opts.integrityKey, opts.trustPin, read);
+      await store.buildIndex(read, disputed, named);
     } catch (err) {
       await commitLog.close();
+      await (store.indexFile as IndexFile | undefined)?.close();
       throw err;
     }
     return store;
   }
 
-  /** The index and quarantines as the data directory has them (run-attribution.ts, startupRuns). */
-  private async buildIndex(disputed: Disputed[], logged: string[]): Promise<void> {
+  /**
+   * The index and quarantines as the data directory has them (run-attribution.ts, startupRuns):
+   * the index file's entries, and the run directories it lacks read in full. A run the commit log
+   * named at this start may have records its entry predates: its summary is read from the run.
+   */
+  private async buildIndex(read: IndexRead, disputed: Disputed[], logged: string[]): Promise<void> {
     const { dataDir, integrityKey, configs } = this.opts;
-    const { entries, quarantines } = await startupRuns(dataDir, integrityKey, configs, disputed, logged);
+    if (read.kind === 'untrusted') this.log(`run index not used (${read.why}): every run directory is read`);
+    const indexed = read.kind === 'read' ? read : null;
+    const { entries, quarantines } = await startupRuns(
+      dataDir,
+      integrityKey,
+      configs,
+      disputed,
+      logged,
+      indexed,
+    );
     this.index.load(entries);
+    for (const runId of [...logged, ...disputed.map((d) => d.runId)]) {
+      const e = this.index.get(runId);
+      if (e) e.summary = null;
+    }
     for (const [runId, reason] of quarantines) this.quarantine(runId, reason);
+    // Written whole when it was not read, or when superseded entries outnumber the live ones.
+    if (indexed === null || indexed.lines > 2 * indexed.runs.size + 4096)
+      await this.indexFile.rewrite(this.index.all());
+    else this.noteIndex(...entries.filter((e) => !indexed.runs.has(e.runId)));
+  }
+
+  /** Queues entries for the next append to the index file (coalesced; no sync). */
+  private noteIndex(...entries: IndexEntry[]): void {
+    for (const e of entries) {
+      this.indexPending.add(e);
+      this.indexRemoved.delete(e.runId);
+    }
+    if (this.indexPending.size + this.indexRemoved.size === 0 || this.indexFlush !== null) return;
+    this.indexFlush = setImmediate(() => {
+      this.indexFlush = null;
+      this.appendIndex();
+    });
+  }
+
+  private appendIndex(): Promise<void> {
+    const entries = [...this.indexPending];
+    const removed = [...this.indexRemoved];
+    this.indexPending.clear();
+    this.indexRemoved.clear();
+    return this.indexFile.append(entries, removed);
+  }
+
+  /** A run removed before its first append leaves the index (and the index file) too. */
+  private unindex(runId: string): void {
+    const entry = this.index.get(runId);
+    if (entry) this.indexPending.delete(entry);
+    this.index.remove(runId);
+    this.indexRemoved.add(runId);
+    this.noteIndex();
+  }
+
+  /** Every changed entry in the index file, durably (a checkpoint, shutdown). */
+  private async syncIndex(): Promise<void> {
+    if (this.indexFlush !== null) {
+      clearImmediate(this.indexFlush);
+      this.indexFlush = null;
+    }
+    await this.appendIndex();
+    if (this.indexFile.appendedBytes > INDEX_SLACK && this.indexFile.appendedBytes > this.index.size * 512)
+      await this.indexFile.rewrite(this.index.all());
+    else await this.indexFile.sync();
+  }
+
+  /** A record of `run` durable: its entry takes the head and summary it had when appended. */
+  private indexDurable(entry: IndexEntry, count: number, head: string, summary: string): void {
+    if (count <= entry.count) return;
+    entry.count = count;
+    entry.head = head;
+    entry.summary = summary;
+    this.noteIndex(entry);
+  }
+
+  /**
+   * The list summary of a run as of its latest durable record, as JSON, without opening it: null
+   * when it must be read from the run (quarantined, or not summarized since this start).
+   */
+  indexedSummary(runId: string): string | null {
+    if (this.quarantined.has(runId)) return null;
+    return this.index.get(runId)?.summary ?? null;
   }
 
   nextCreatedAt(): string {
@@ -201,9 +312,16 @@ export class RunStore implements RunStorage {
           this.opts.integrityKey,
           this.opts.trustPin,
           this.commitLog,
-          this.opts,
+          { ...this.opts, indexed: entry },
         );
         run = opened.run;
+        const count = run.journal.count;
+        if (entry.summary === null || entry.count !== count) {
+          entry.count = count;
+          entry.head = count === 0 ? null : run.journal.headMac;
+          entry.summary = JSON.stringify(runSummary(runId, run.state, run.config));
+          this.noteIndex(entry);
+        }
         if (opened.truncatedBytes > 0)
           this.log(`run ${runId}: truncated ${opened.truncatedBytes} torn bytes`);
         if (opened.snapshotStale) this.snapshotLater(run);
@@ -235,7 +353,7 @@ export class RunStore implements RunStorage {
     this.requireLease();
     const paths = runPaths(this.opts.dataDir, config.runId);
     try {
-      await this.index.create({ runId: config.runId, createdAt: config.createdAt }, () =>
+      await this.index.create(unreadEntry(config.runId, config.createdAt), () =>
         createRunFiles(this.opts.dataDir, paths, this.opts.integrityKey, config),
       );
     } catch (err) {
@@ -245,7 +363,7 @@ export class RunStore implements RunStorage {
       // authentic config naming this run there (indexed under the directory's name instead).
       // Nothing is written over it; the run is quarantined, as every later request will see.
       const reason = 'its run directory holds files that no authentic config attributes to this run';
-      this.index.load([{ runId: config.runId, createdAt: EPOCH }]);
+      this.index.load([unreadEntry(config.runId, EPOCH)]);
       this.quarantine(config.runId, reason);
       throw new RunIntegrityError(reason);
     }
@@ -263,7 +381,7 @@ export class RunStore implements RunStorage {
     } catch (err) {
       // Out of descriptors, say: the request fails, and the run it would have created is not left
       // behind (an empty run a retry would find already existing).
-      this.index.remove(config.runId);
+      this.unindex(config.runId);
       await removeRunDirectory(this.opts.dataDir, paths.dir, config.runId);
       throw err;
     }
@@ -279,7 +397,16 @@ export class RunStore implements RunStorage {
     };
     this.cache.set(config.runId, run);
     this.trimCache();
+    this.summarize(run);
     return run;
+  }
+
+  /** A run's entry takes its summary now (creation, a resealed config: nothing appended yet). */
+  private summarize(run: OpenRun): void {
+    const entry = this.index.get(run.runId);
+    if (!entry || run.journal.count !== entry.count) return;
+    entry.summary = JSON.stringify(runSummary(run.runId, run.state, run.config));
+    this.noteIndex(entry);
   }
 
   /** Run files are written only while the data directory's lease is this bridge's. */
@@ -294,7 +421,7 @@ export class RunStore implements RunStorage {
   async discardUnused(run: OpenRun): Promise<void> {
     if (run.journal.count > 0 || this.cache.get(run.runId) !== run) return;
     this.cache.delete(run.runId);
-    this.index.remove(run.runId);
+    this.unindex(run.runId);
     await run.journal.close();
     await removeRunDirectory(this.opts.dataDir, run.paths.dir, run.runId);
   }
@@ -306,6 +433,7 @@ export class RunStore implements RunStorage {
     await writeConfig(run.paths.config, this.opts.integrityKey, config);
     run.config = config;
     run.journal.rebase(configMac(this.opts.integrityKey, config));
+    this.summarize(run);
   }
 
   /** Appends one event; the state changes now, the promise settles when the record is durable. */
@@ -319,6 +447,15 @@ export class RunStore implements RunStorage {
     applyEntry(run.state, result.entry);
     run.ids.add(event.id, result.entry.seq);
     if (++run.sinceSnapshot >= SNAPSHOT_EVERY) this.snapshotLater(run);
+    // The index takes the run as it is after this record once the record is durable, never before:
+    // an entry ahead of the journal would read as a rollback at the next start.
+    const entry = this.index.get(run.runId);
+    if (entry) {
+      const count = run.journal.count;
+      const head = run.journal.headMac;
+      const summary = JSON.stringify(runSummary(run.runId, run.state, run.config));
+      result.durable.then(() => this.indexDurable(entry, count, head, summary), noop);
+    }
     return result;
   }
 
@@ -396,5 +533,6 @@ export class RunStore implements RunStorage {
     for (const run of [...this.cache.values()]) this.evict(run);
     while (this.background.size > 0) await Promise.all([...this.background]);
     await this.commitLog.close();
+    await this.indexFile.close();
   }
 }

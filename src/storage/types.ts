@@ -34,6 +34,11 @@ export interface RunStorage {
   /** Run IDs in creation order, for stable paging. */
   page(offset: number, limit: number): string[];
   load(runId: string): Promise<LoadResult>;
+  /**
+   * A run's list summary as JSON as of its latest durable record, kept without the run open; null
+   * when only opening the run can tell (quarantined, or not summarized since this start).
+   */
+  indexedSummary(runId: string): string | null;
   release(run: OpenRun): void;
   /**
    * The creation time for a new run's config: now, but later than every run created before it,

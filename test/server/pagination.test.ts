@@ -67,6 +67,7 @@ t.test('GET /runs', async (t) => {
       'eventsTruncated',
       'id',
       'pendingApprovals',
+      'reverificationDue',
       'runMode',
       'status',
       'title',

@@ -9,6 +9,7 @@ import { cleanup, ev, startTestBridge, type TestEnv } from '../helpers/bridge.js
 import { crashImage } from '../helpers/crash-image.js';
 import { recordHandleSyncs } from '../helpers/patch-fs.js';
 import { CLI } from '../helpers/paths.js';
+import { dropRunIndex } from '../helpers/run-index.js';
 
 /**
  * CONTRACT 7, at startup: commit.log holds acknowledged records whose journal lines may still be
@@ -84,6 +85,7 @@ t.test(
     const paths = runPaths(crashed.dataDir, 'm-a');
     await rm(paths.snapshot, { force: true });
     await writeFile(paths.config, await readFile(runPaths(crashed.dataDir, 'good').config));
+    await dropRunIndex(crashed.dataDir);
     // harness verify names it as startup will.
     const verify = await execa(process.execPath, [CLI, 'verify'], {
       env: { PATH: process.env['PATH'] ?? '', ...crashed.env },

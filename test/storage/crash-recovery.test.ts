@@ -13,6 +13,7 @@ import {
 import { runVerify } from '../helpers/cli.js';
 import { allEvents, records } from '../helpers/expect.js';
 import { recordHandleSyncs } from '../helpers/patch-fs.js';
+import { dropRunIndex } from '../helpers/run-index.js';
 
 /**
  * SPEC Errors 8 and CONTRACT 7: opening a run truncates an incomplete tail line (never
@@ -159,6 +160,8 @@ t.test('a snapshot ahead of the journal quarantines the run', async (t) => {
       .map((r) => JSON.stringify(r))
       .join('\n')}\n`,
   );
+  // Without the run index, which would call this a rollback first (run-index.test.ts).
+  await dropRunIndex(te.dataDir);
   const b = await restart(t, te);
   const got = await b.req('GET', '/runs/r');
   t.equal(got.body['run'].status, 'quarantined');

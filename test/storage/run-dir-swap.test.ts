@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { runDirName, runPaths } from '../../src/storage/paths.js';
 import { cleanup, ev, makeTestEnv, startTestBridge, type TestEnv } from '../helpers/bridge.js';
+import { dropRunIndex } from '../helpers/run-index.js';
 
 /**
  * CONTRACT 7: a run whose files fail authentication is quarantined with the reason, under its own
@@ -41,6 +42,7 @@ t.test('two swapped run directories: both runs quarantined under their own IDs',
   await rename(b, `${b}.x`);
   await rename(c, b);
   await rename(`${b}.x`, c);
+  await dropRunIndex(te.dataDir);
   const bridge = await startTestBridge(te);
   t.teardown(() => cleanup(bridge));
   for (const runId of ['rb', 'rc']) {
@@ -71,6 +73,7 @@ t.test('a run directory whose config no longer names its run is not written over
   const renamed = config.replace('"runId":"re"', '"runId":"rX"');
   await writeFile(paths.config, renamed);
   await rm(paths.snapshot);
+  await dropRunIndex(te.dataDir);
   const bridge = await startTestBridge(te);
   t.teardown(() => cleanup(bridge));
   const before = await readFile(paths.journal);

@@ -19,6 +19,7 @@ const running: RunSummary = {
   eventCount: 12,
   eventsTruncated: true,
   pendingApprovals: 2,
+  reverificationDue: false,
 };
 
 t.test('a trusted summary is shown as the bridge states it', async (t) => {

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { getJson, query, type RunsBody } from './api.js';
 import { BridgeStatus } from './BridgeStatus.js';
-import { formatAgo, formatTime, label, runFacts } from './format.js';
+import { formatAgo, formatTime, label, REVERIFICATION_DUE_TITLE, runFacts } from './format.js';
 import { usePoll } from './hooks.js';
 
 const PAGE = 25;
@@ -49,6 +49,11 @@ export function RunsList() {
                     </th>
                     <td data-label="Status">
                       <span class={`badge s-${run.status}`}>{label(run.status)}</span>
+                      {run.reverificationDue && (
+                        <div class="muted" title={REVERIFICATION_DUE_TITLE}>
+                          as recorded; re-verified when opened
+                        </div>
+                      )}
                     </td>
                     <td data-label="Mode">{run.runMode ?? '—'}</td>
                     <td data-label="Current node">{facts.currentNode}</td>

@@ -95,6 +95,13 @@ export function runFacts(run: RunSummary): RunFacts {
   };
 }
 
+/**
+ * The list shows a completed run as its record says (the bridge does not re-hash its evidence for
+ * a listing); opening the run checks its artifacts and finish line again.
+ */
+export const REVERIFICATION_DUE_TITLE =
+  'Listed as recorded. Opening the run re-verifies its artifacts and finish line, and quarantines it if its evidence changed.';
+
 /** The events section of a quarantined run: it has no events to show, which is not "none recorded". */
 export const QUARANTINED_EVENTS_NOTE =
   'Events are not shown: this run is quarantined, so its record is not trusted.';
