@@ -45,6 +45,8 @@ export type { LoadResult, QuarantineInfo } from './types.js';
 
 /** Appended index bytes tolerated before the file is rewritten whole. */
 const INDEX_SLACK = 8 * 1024 * 1024;
+/** Records since a run's snapshot that make its eviction write one (see `evict`). */
+const EVICTION_SNAPSHOT_MIN = 256;
 const noop = () => {};
 
 /** A fresh empty scan per new run: the writer owns and grows its `offsets` array. */
@@ -89,6 +91,8 @@ export class RunStore implements RunStorage {
   private readonly cache = new Map<string, OpenRun>();
   private readonly quarantined = new Map<string, QuarantineReasons>();
   private readonly background = new Set<Promise<void>>();
+  /** Each open run's latest snapshot write: a run's writes follow one another, and its close waits. */
+  private readonly snapshots = new WeakMap<OpenRun, Promise<void>>();
   private readonly cacheSize: number;
   private readonly log: (msg: string) => void;
   /** Entries changed since the index file was last appended to. */
@@ -484,8 +488,8 @@ export class RunStore implements RunStorage {
       headMac: run.journal.headMac,
       state: structuredClone(run.state),
     };
-    const task = run.journal
-      .idle()
+    const task = (this.snapshots.get(run) ?? Promise.resolve())
+      .then(() => run.journal.idle())
       .then(async () => {
         if (run.journal.broken) return;
         // Never ahead of the journal file on disk, whatever the commit log holds.
@@ -500,6 +504,7 @@ export class RunStore implements RunStorage {
       })
       .catch((err: Error) => this.log(`run ${run.runId}: snapshot write failed: ${err.message}`))
       .finally(() => this.background.delete(task));
+    this.snapshots.set(run, task);
     this.background.add(task);
   }
 
@@ -511,7 +516,12 @@ export class RunStore implements RunStorage {
     }
   }
 
-  private evict(run: OpenRun): void {
+  /**
+   * Closes a run leaving the cache. Its snapshot is written only when reopening it would otherwise
+   * replay EVICTION_SNAPSHOT_MIN records or more (and always at shutdown): a burst of short runs
+   * passing through the cache must not cost two syncs each.
+   */
+  private evict(run: OpenRun, snapshot = run.sinceSnapshot >= EVICTION_SNAPSHOT_MIN): void {
     this.cache.delete(run.runId);
     // Its lines reach the file now, before a reopen of the run could scan it. A failed write has
     // failed the commit log, which every later load and append reports.
@@ -519,9 +529,9 @@ export class RunStore implements RunStorage {
       run.journal.writeHeld();
     } catch {}
     // A quarantined run's state is not trusted: never seal it into a snapshot.
-    if (run.sinceSnapshot > 0 && !run.journal.broken && !this.quarantined.has(run.runId))
+    if (snapshot && run.sinceSnapshot > 0 && !run.journal.broken && !this.quarantined.has(run.runId))
       this.snapshotLater(run);
-    const closing = Promise.all([...this.background])
+    const closing = (this.snapshots.get(run) ?? Promise.resolve())
       .then(() => run.journal.close())
       .catch(() => {});
     this.background.add(closing);
@@ -530,7 +540,7 @@ export class RunStore implements RunStorage {
 
   /** Flushes snapshots and closes every open journal (graceful shutdown). */
   async close(): Promise<void> {
-    for (const run of [...this.cache.values()]) this.evict(run);
+    for (const run of [...this.cache.values()]) this.evict(run, true);
     while (this.background.size > 0) await Promise.all([...this.background]);
     await this.commitLog.close();
     await this.indexFile.close();
