@@ -73,7 +73,7 @@ const listed = (summary: RunSummary): RunSummary => {
 
 function summaryOf(ctx: BridgeContext, runId: string): Promise<RunSummary | null> | RunSummary {
   const indexed = ctx.store.indexedSummary(runId);
-  if (indexed !== null) return listed(JSON.parse(indexed) as RunSummary);
+  if (indexed !== null) return listed(indexed);
   return ctx.queue.run(runId, () => openedSummary(ctx, runId));
 }
 

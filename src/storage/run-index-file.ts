@@ -9,12 +9,13 @@ import { runDirName } from './paths.js';
  * `runs-index.log`: what `GET /runs` shows of every run, and each run's latest durable journal head,
  * so a bridge lists and starts without opening its runs (storage/store.ts).
  *
- * The file is a chain of blocks. A block is lines, each one run's entry
- * (`<runId> TAB <run directory> TAB <createdAt> TAB <records> TAB <head MAC or -> TAB <summary JSON>`),
- * then a trailer line `#<MAC> <bytes of the lines>`; the MAC is HMAC-SHA-256 under the integrity
- * key over the domain, the previous block's MAC and the lines, so blocks cannot be edited, dropped
- * from the middle or reordered without the chain failing. The first block opens with a header
- * naming the review-trust pin. A later entry for a run replaces an earlier one.
+ * The file is a chain of blocks. A block is a header line `#<MAC> <bytes of its lines>`, then its
+ * lines, each one run's entry (`<runId> TAB <run directory> TAB <createdAt> TAB <records> TAB
+ * <head MAC or -> TAB <summary>`, the summary as run-summary.ts packs it) or a removal
+ * (`<runId> TAB -`). The MAC is HMAC-SHA-256 under the integrity key over the domain, the
+ * previous block's MAC and the lines, so blocks cannot be edited, dropped from the middle or
+ * reordered without the chain failing. The first block opens with a line naming the review-trust
+ * pin. A later entry for a run replaces an earlier one.
  *
  * Entries are appended as the group commit makes records durable, with no sync of their own; the
  * file is synced at each commit-log checkpoint, before the log is emptied (commit-log.ts), so an
@@ -26,6 +27,8 @@ const DOMAIN = 'harness.run-index.v1';
 const HEADER = DOMAIN;
 /** Lines per block when the file is rewritten whole: verification streams block by block. */
 const BLOCK_BYTES = 1024 * 1024;
+/** `#` + 64 hex + space + a length: a longer first line is no block header. */
+const BLOCK_HEADER_MAX = 1 + 64 + 1 + 16;
 
 export interface IndexedRun {
   runId: string;
@@ -78,10 +81,11 @@ function parseEntry(line: string): { entry: IndexedRun; dir: string } | null {
 }
 
 /**
- * Reads and authenticates the whole chain. A last block cut short (no trailer, or fewer bytes
- * than its trailer names) is a write a crash interrupted: it is left out and `validBytes` says
- * where the chain ends. Any other failure, a block whose MAC does not match included, makes the
- * whole index untrusted: the caller rebuilds it from the run directories.
+ * Reads and authenticates the whole chain, block by block (each block's header gives its length,
+ * so no line is scanned twice). A last block cut short (its header or fewer bytes than the header
+ * names) is a write a crash interrupted: it is left out and `validBytes` says where the chain
+ * ends. Any other failure, a block whose MAC does not match included, makes the whole index
+ * untrusted: the caller rebuilds it from the run directories.
  */
 export async function readIndexFile(path: string, key: Buffer, trustPin: string): Promise<IndexRead> {
   let data: Buffer;
@@ -101,25 +105,21 @@ export async function readIndexFile(path: string, key: Buffer, trustPin: string)
   const dirs = new Map<string, string>();
   let count = 0;
   let prev = '';
-  let start = 0;
   let at = 0;
   let first = true;
   while (at < data.length) {
     const nl = data.indexOf(10, at);
-    if (nl < 0) break;
-    if (data[at] !== 0x23 /* # */) {
-      at = nl + 1;
-      continue;
-    }
-    const trailer = /^#([0-9a-f]{64}) (\d+)$/.exec(data.toString('latin1', at, nl));
-    if (!trailer || Number(trailer[2]) !== at - start)
-      return { kind: 'untrusted', why: 'a block trailer is malformed' };
-    const lines = data.subarray(start, at);
+    if (nl < 0 || nl - at > BLOCK_HEADER_MAX) break;
+    const header = /^#([0-9a-f]{64}) (\d+)$/.exec(data.toString('latin1', at, nl));
+    if (!header) return { kind: 'untrusted', why: 'a block header is malformed' };
+    const end = nl + 1 + Number(header[2]);
+    if (end > data.length) break;
+    const lines = data.subarray(nl + 1, end);
     const expected = Buffer.from(blockMac(key, prev, lines), 'hex');
-    if (!timingSafeEqual(expected, Buffer.from(trailer[1]!, 'hex')))
+    if (!timingSafeEqual(expected, Buffer.from(header[1]!, 'hex')))
       return { kind: 'untrusted', why: 'a block fails authentication' };
     const text = lines.toString('utf8').split('\n');
-    text.pop();
+    if (text.pop() !== '') return { kind: 'untrusted', why: 'a block does not end a line' };
     count += text.length;
     for (const line of text) {
       if (first) {
@@ -129,10 +129,10 @@ export async function readIndexFile(path: string, key: Buffer, trustPin: string)
         continue;
       }
       const cut = line.indexOf('\t');
-      if (line.slice(cut) === '\t-') {
-        const gone = runs.get(line.slice(0, cut));
-        if (gone) dirs.delete(runDirName(gone.runId));
-        runs.delete(line.slice(0, cut));
+      if (line.length === cut + 2 && line.endsWith('\t-')) {
+        const runId = line.slice(0, cut);
+        if (runs.has(runId)) dirs.delete(runDirName(runId));
+        runs.delete(runId);
         continue;
       }
       const e = parseEntry(line);
@@ -140,12 +140,11 @@ export async function readIndexFile(path: string, key: Buffer, trustPin: string)
       runs.set(e.entry.runId, e.entry);
       dirs.set(e.dir, e.entry.runId);
     }
-    prev = trailer[1]!;
-    at = nl + 1;
-    start = at;
+    prev = header[1]!;
+    at = end;
   }
   if (first) return { kind: 'absent' };
-  return { kind: 'read', runs, dirs, lines: count, bytes: data.length, validBytes: start, lastMac: prev };
+  return { kind: 'read', runs, dirs, lines: count, bytes: data.length, validBytes: at, lastMac: prev };
 }
 
 /** The appending side: blocks written behind the group commit, synced at checkpoints. */
@@ -186,7 +185,7 @@ export class IndexFile {
   private block(lines: string[]): Buffer {
     const body = Buffer.from(lines.length === 0 ? '' : `${lines.join('\n')}\n`);
     this.prev = blockMac(this.key, this.prev, body);
-    return Buffer.concat([body, Buffer.from(`#${this.prev} ${body.length}\n`)]);
+    return Buffer.concat([Buffer.from(`#${this.prev} ${body.length}\n`), body]);
   }
 
   /**

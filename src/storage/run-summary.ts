@@ -21,3 +21,48 @@ export function runSummary(runId: string, state: RunState, config: RunConfig): R
     reverificationDue: false,
   };
 }
+
+/**
+ * A summary as the run index keeps it: the fields that are not the entry's own (ID, creation time)
+ * or derived from the others, as a JSON array, a third of the summary's JSON.
+ */
+export function packSummary(s: RunSummary): string {
+  return JSON.stringify([
+    s.title,
+    s.status,
+    s.runMode,
+    s.commissioned,
+    s.updatedAt,
+    s.currentNodeId,
+    s.eventCount,
+    s.pendingApprovals,
+  ]);
+}
+
+export function unpackSummary(runId: string, createdAt: string, packed: string): RunSummary {
+  const [title, status, runMode, commissioned, updatedAt, currentNodeId, eventCount, pendingApprovals] =
+    JSON.parse(packed) as [
+      RunSummary['title'],
+      RunSummary['status'],
+      RunSummary['runMode'],
+      boolean,
+      string,
+      RunSummary['currentNodeId'],
+      number,
+      number,
+    ];
+  return {
+    id: runId,
+    title,
+    status,
+    runMode,
+    commissioned,
+    createdAt,
+    updatedAt,
+    currentNodeId,
+    eventCount,
+    eventsTruncated: eventCount > 0,
+    pendingApprovals,
+    reverificationDue: false,
+  };
+}

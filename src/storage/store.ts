@@ -4,6 +4,7 @@ import type {
   CompletionSeal,
   JournalEntry,
   RunConfig,
+  RunSummary,
   StoredEvent,
 } from '../contract/index.js';
 import {
@@ -37,7 +38,7 @@ import {
 } from './run-files.js';
 import { type IndexEntry, RunIndex, unreadEntry } from './run-index.js';
 import { IndexFile, type IndexRead, RUN_INDEX_FILE, readIndexFile } from './run-index-file.js';
-import { runSummary } from './run-summary.js';
+import { packSummary, runSummary, unpackSummary } from './run-summary.js';
 import { SNAPSHOT_SCHEMA, writeSnapshot } from './snapshot.js';
 import type { LoadResult, QuarantineInfo, RunStorage } from './types.js';
 
@@ -135,10 +136,12 @@ export class RunStore implements RunStorage {
       ...opts,
       beforeEmpty,
     });
-    store = new RunStore(opts, commitLog);
+    // What startup read (every config, the index file's maps) is not kept past it.
+    const { configs, runIndex: _, ...kept } = opts;
+    store = new RunStore(kept, commitLog);
     try {
       store.indexFile = await IndexFile.open(path, opts.integrityKey, opts.trustPin, read);
-      await store.buildIndex(read, disputed, named);
+      await store.buildIndex(read, configs, disputed, named);
     } catch (err) {
       await commitLog.close();
       await (store.indexFile as IndexFile | undefined)?.close();
@@ -152,8 +155,13 @@ export class RunStore implements RunStorage {
    * the index file's entries, and the run directories it lacks read in full. A run the commit log
    * named at this start may have records its entry predates: its summary is read from the run.
    */
-  private async buildIndex(read: IndexRead, disputed: Disputed[], logged: string[]): Promise<void> {
-    const { dataDir, integrityKey, configs } = this.opts;
+  private async buildIndex(
+    read: IndexRead,
+    configs: LayoutConfigs | undefined,
+    disputed: Disputed[],
+    logged: string[],
+  ): Promise<void> {
+    const { dataDir, integrityKey } = this.opts;
     if (read.kind === 'untrusted') this.log(`run index not used (${read.why}): every run directory is read`);
     const indexed = read.kind === 'read' ? read : null;
     const { entries, quarantines } = await startupRuns(
@@ -228,12 +236,13 @@ export class RunStore implements RunStorage {
   }
 
   /**
-   * The list summary of a run as of its latest durable record, as JSON, without opening it: null
-   * when it must be read from the run (quarantined, or not summarized since this start).
+   * The list summary of a run as of its latest durable record, without opening it: null when it
+   * must be read from the run (quarantined, or not summarized since this start).
    */
-  indexedSummary(runId: string): string | null {
+  indexedSummary(runId: string): RunSummary | null {
     if (this.quarantined.has(runId)) return null;
-    return this.index.get(runId)?.summary ?? null;
+    const e = this.index.get(runId);
+    return e?.summary == null ? null : unpackSummary(runId, e.createdAt, e.summary);
   }
 
   nextCreatedAt(): string {
@@ -323,7 +332,7 @@ export class RunStore implements RunStorage {
         if (entry.summary === null || entry.count !== count) {
           entry.count = count;
           entry.head = count === 0 ? null : run.journal.headMac;
-          entry.summary = JSON.stringify(runSummary(runId, run.state, run.config));
+          entry.summary = packSummary(runSummary(runId, run.state, run.config));
           this.noteIndex(entry);
         }
         if (opened.truncatedBytes > 0)
@@ -409,7 +418,7 @@ export class RunStore implements RunStorage {
   private summarize(run: OpenRun): void {
     const entry = this.index.get(run.runId);
     if (!entry || run.journal.count !== entry.count) return;
-    entry.summary = JSON.stringify(runSummary(run.runId, run.state, run.config));
+    entry.summary = packSummary(runSummary(run.runId, run.state, run.config));
     this.noteIndex(entry);
   }
 
@@ -457,7 +466,7 @@ export class RunStore implements RunStorage {
     if (entry) {
       const count = run.journal.count;
       const head = run.journal.headMac;
-      const summary = JSON.stringify(runSummary(run.runId, run.state, run.config));
+      const summary = packSummary(runSummary(run.runId, run.state, run.config));
       result.durable.then(() => this.indexDurable(entry, count, head, summary), noop);
     }
     return result;

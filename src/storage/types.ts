@@ -3,6 +3,7 @@ import type {
   CompletionSeal,
   JournalEntry,
   RunConfig,
+  RunSummary,
   StoredEvent,
 } from '../contract/index.js';
 import type { Appended } from './journal.js';
@@ -35,10 +36,10 @@ export interface RunStorage {
   page(offset: number, limit: number): string[];
   load(runId: string): Promise<LoadResult>;
   /**
-   * A run's list summary as JSON as of its latest durable record, kept without the run open; null
-   * when only opening the run can tell (quarantined, or not summarized since this start).
+   * A run's list summary as of its latest durable record, kept without the run open; null when
+   * only opening the run can tell (quarantined, or not summarized since this start).
    */
-  indexedSummary(runId: string): string | null;
+  indexedSummary(runId: string): RunSummary | null;
   release(run: OpenRun): void;
   /**
    * The creation time for a new run's config: now, but later than every run created before it,
