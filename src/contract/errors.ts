@@ -30,7 +30,7 @@ export const ERROR_CODES = {
   },
   adapter_policy_violation: {
     status: 400,
-    doc: 'The adapter path is outside the allowed roots, reached through a link, or not a valid adapter.',
+    doc: "The adapter path is outside the allowed roots, reached through a link, or not a valid adapter; or the adapter is weaker than the repository's committed one (it lacks the finishLineAssurance that one requires).",
   },
   bridge_auth_required: {
     status: 401,

@@ -2,13 +2,27 @@ import { type EventSource, modeOfSource, type NodeId, type RunMode } from './enu
 
 /** Where a run's adapter was resolved from (CONTRACT section 6 / issue 3). */
 export interface AdapterRecord {
-  /** The root the adapter resolved inside: the artifact root, HARNESS_REPO_ROOT or an adapter root. */
-  rootKind: 'artifact-root' | 'repo-root' | 'adapter-root';
-  /** Absolute real path of the adapter file. */
+  /**
+   * The root the adapter resolved inside: the artifact root, HARNESS_REPO_ROOT or an adapter root
+   * (a file named by the run), or `repository`: the pack committed at HEAD of HARNESS_REPO_ROOT,
+   * which the bridge applies to a run that names none (src/validators/committed-adapter.ts).
+   */
+  rootKind: 'artifact-root' | 'repo-root' | 'adapter-root' | 'repository';
+  /** Absolute real path of the adapter file (for `repository`, where the commit holds it). */
   path: string;
   /** SHA-256 of the adapter file bytes. */
   sha256: string;
   finishLineAssurance: boolean;
+  /** `repository` only: the repository, the commit the bytes were read from and their path in it. */
+  committed?: CommittedAdapter;
+}
+
+/** Where a repository's committed adapter was read: `git cat-file blob <commit>:<path>` in `repoRoot`. */
+export interface CommittedAdapter {
+  repoRoot: string;
+  commit: string;
+  /** Path from the top level of the work tree: `.harness-pack/project-adapter.json` or `project-adapter.json`. */
+  path: string;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { RunStorage } from '../storage/types.js';
+import type { ResolvedAdapter } from '../validators/adapter.js';
 import type { FinishLineEnv, RunFacts } from '../validators/facts.js';
 import type { HashPool } from '../workers/pool.js';
 import type { BridgeEnv } from './env.js';
@@ -13,6 +14,12 @@ export interface BridgeContext {
   queue: RunQueue;
   pool: HashPool;
   finishLine: FinishLineGate | null;
+  /**
+   * The adapter committed at HEAD of HARNESS_REPO_ROOT, read once at startup (null when the
+   * repository commits none): the default of every run that names no adapter, and the floor of
+   * every one that does (run-setup.ts).
+   */
+  repositoryAdapter: ResolvedAdapter | null;
   /** Port actually bound (HARNESS_BRIDGE_PORT=0 picks one); read by the Host check. */
   port: () => number;
   cache: { executions: number; hits: number };

@@ -10,7 +10,7 @@ import { secretDigest } from '../storage/mac.js';
 import type { OpenRun } from '../storage/run-files.js';
 import type { BridgeContext } from './context.js';
 import { reverifyCompleted } from './reverify.js';
-import { type RunSetup, resolveSetup, sameSetup } from './run-setup.js';
+import { adapterOpen, type RunSetup, resolveSetup, sameSetup } from './run-setup.js';
 
 /** Builds the sealed config for a new run from its first request. */
 export function newConfig(
@@ -40,8 +40,10 @@ export interface SetupPlan {
 /**
  * Before the run's first event, each of the root and the adapter is write-once: a sealed one must
  * be repeated exactly, a missing one may still be added by the create/sync call or the first event
- * (so a pack whose create call set the root supplies its adapter on the first event). After the
- * first event nothing changes.
+ * (so a pack whose create call set the root supplies its adapter on the first event). The
+ * repository's adapter, which a run named none takes by default, counts as missing here: the
+ * first event may still name the run's own (never a weaker one, run-setup.ts), and a root it adds
+ * may hold one. After the first event nothing changes.
  *
  * Nothing is written here: a request refused for any other reason (another field differs, the
  * event's mode, approval or artifact is refused) must not seal its root or adapter, which would
@@ -54,24 +56,27 @@ export async function planSetup(
   input: { artifactRoot?: string | undefined; adapterPath?: string | undefined },
 ): Promise<SetupPlan> {
   const { config } = run;
+  const open = adapterOpen(config.adapter);
   const addsRoot = config.artifactRoot === null && input.artifactRoot !== undefined;
-  const addsAdapter = config.adapter === null && input.adapterPath !== undefined;
+  // A run sealed with no adapter before the bridge had a repository adapter takes it now.
+  const addsAdapter =
+    open && (input.adapterPath !== undefined || (config.adapter === null && ctx.repositoryAdapter !== null));
   if (run.journal.count > 0 || (!addsRoot && !addsAdapter))
-    return { differs: await sameSetup(ctx.env, config, input), seal: null };
-  const differs = await sameSetup(ctx.env, config, {
+    return { differs: await sameSetup(ctx, config, input), seal: null };
+  const differs = await sameSetup(ctx, config, {
     artifactRoot: addsRoot ? undefined : input.artifactRoot,
-    adapterPath: addsAdapter ? undefined : input.adapterPath,
+    adapterPath: open ? undefined : input.adapterPath,
   });
   if (differs.length > 0) return { differs, seal: null };
-  const setup = await resolveSetup(ctx.env, {
+  const sealed = open ? null : config.adapter;
+  const setup = await resolveSetup(ctx, {
     artifactRoot: input.artifactRoot ?? config.artifactRoot ?? undefined,
-    adapterPath: input.adapterPath ?? config.adapter?.path,
+    adapterPath: sealed ? sealed.path : input.adapterPath,
   });
   // What is sealed stays as sealed: a root that now resolves elsewhere (its path swapped for a
   // link), or an adapter re-read with other bytes, refuses the addition instead of resealing.
   if (config.artifactRoot !== null && setup.artifactRoot !== config.artifactRoot)
     return { differs: ['artifactRoot'], seal: null };
-  const sealed = config.adapter;
   if (sealed && (setup.adapter?.path !== sealed.path || setup.adapter.sha256 !== sealed.sha256))
     return { differs: ['adapterPath'], seal: null };
   return {
@@ -102,7 +107,7 @@ export async function createRun(
   const metadata: RunConfig['metadata'] = {};
   for (const name of CREATE_RUN_METADATA) if (body[name] !== undefined) metadata[name] = body[name];
   if (loaded.kind === 'missing') {
-    const setup = await resolveSetup(ctx.env, body);
+    const setup = await resolveSetup(ctx, body);
     const config = newConfig(ctx, body.id, setup, {
       metadata,
       runMode: body.runMode ?? null,

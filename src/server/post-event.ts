@@ -76,7 +76,7 @@ export async function postEvent(
   const creating = loaded.kind === 'missing';
   if (loaded.kind === 'missing') {
     // First event creates the run: its config is sealed and durable before the journal append.
-    const setup = await resolveSetup(ctx.env, incoming);
+    const setup = await resolveSetup(ctx, incoming);
     const config = newConfig(ctx, runId, setup, {
       metadata: {},
       runMode: incoming.runMode,
@@ -124,12 +124,16 @@ async function accept(
 
   // The run's state: open and with room, its sealed root/adapter kept, in its mode.
   refuseClosedRun(ctx, run);
-  const setsUp = incoming.artifactRoot !== undefined || incoming.adapterPath !== undefined;
+  // A run created before the bridge had a repository adapter takes it with its first event.
+  const setsUp =
+    incoming.artifactRoot !== undefined ||
+    incoming.adapterPath !== undefined ||
+    (run.config.adapter === null && ctx.repositoryAdapter !== null && run.journal.count === 0);
   const plan = setsUp ? await planSetup(ctx, run, incoming) : NO_SETUP;
   refuseChangedSetup(plan);
   // The rules below judge a first event under the root/adapter it adds, which is sealed only once
   // the event is accepted, just before its record (or a refused completion's run.blocked) is
-  // appended: a refused event seals nothing. Events that name neither never reach the seal path.
+  // appended: a refused event seals nothing. Other events never reach the seal path.
   let unsealed = plan.seal;
   const config = unsealed ?? run.config;
   refuseOtherMode(run, config, incoming);

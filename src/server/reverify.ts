@@ -4,6 +4,7 @@ import { canonicalBytes } from '../storage/mac.js';
 import { readNoFollow } from '../storage/no-follow.js';
 import type { OpenRun } from '../storage/run-files.js';
 import { ADAPTER_MAX_BYTES } from '../validators/adapter.js';
+import { committedAdapterDigest } from '../validators/committed-adapter.js';
 import { type ArtifactCheck, checkArtifacts, documentDrift } from './artifact-check.js';
 import { factsOf, verifiedBy } from './completion.js';
 import type { BridgeContext } from './context.js';
@@ -21,6 +22,12 @@ const DRIFT_RECHECK_MS = 100;
 const adapterBytes = (path: string): Promise<Buffer | null> =>
   readNoFollow(path, ADAPTER_MAX_BYTES).catch(() => null);
 
+/**
+ * The validator code, adapter and trust pin as the run sealed them. A repository's adapter is
+ * compared as the commit it was sealed from holds it (committedAdapterDigest), never as the working
+ * tree or a later HEAD does: the working copy is the agent's to edit, and a later commit changing
+ * the pack applies to later runs, not to this one.
+ */
 async function runtimeDrift(ctx: BridgeContext, run: OpenRun): Promise<string[]> {
   const problems: string[] = [];
   const seal = run.state.completionSeal;
@@ -29,8 +36,11 @@ async function runtimeDrift(ctx: BridgeContext, run: OpenRun): Promise<string[]>
     problems.push('validator code changed since completion');
   const adapter = run.config.adapter;
   if (adapter) {
-    const bytes = await adapterBytes(adapter.path);
-    const now = bytes ? createHash('sha256').update(bytes).digest('hex') : null;
+    const now = adapter.committed
+      ? await committedAdapterDigest(adapter.committed)
+      : await adapterBytes(adapter.path).then((b) =>
+          b ? createHash('sha256').update(b).digest('hex') : null,
+        );
     if (now !== adapter.sha256 || now !== seal.adapterSha256)
       problems.push('adapter changed since the run sealed it');
   }

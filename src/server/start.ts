@@ -6,6 +6,8 @@ import { checkLayout } from '../storage/layout.js';
 import { acquireLease, acquireMutex, type Lease, StartupError } from '../storage/lease.js';
 import { RUN_INDEX_FILE, readIndexFile } from '../storage/run-index-file.js';
 import { RunStore, type StoreOptions } from '../storage/store.js';
+import type { ResolvedAdapter } from '../validators/adapter.js';
+import { readCommittedAdapter } from '../validators/committed-adapter.js';
 import { HashPool } from '../workers/pool.js';
 import { buildApp } from './app.js';
 import type { BridgeContext, FinishLineGate } from './context.js';
@@ -65,11 +67,25 @@ export interface StartOptions {
 }
 
 /**
+ * The repository's committed adapter (committed-adapter.ts), read once: a committed change takes
+ * effect at the next start, as a trust-store change does. One the bridge cannot apply stops it.
+ */
+async function repositoryAdapter(repoRoot: string): Promise<ResolvedAdapter | null> {
+  try {
+    return await readCommittedAdapter(repoRoot);
+  } catch (err) {
+    throw new StartupError(
+      `HARNESS_REPO_ROOT's committed adapter cannot be applied: ${(err as Error).message}`,
+    );
+  }
+}
+
+/**
  * Startup, in the order docs/configuration.md "Startup refusals" gives: credentials, loopback host,
  * numeric ranges, the trust pin (missing, malformed, then against the live and the committed
- * store), the data directory's creation, then under the recovery mutex the lease, the legacy-layout
- * and sealed-pin check and the store's opening (commit-log replay). Any failure is a StartupError:
- * one line naming what is wrong, exit 2.
+ * store), the repository's committed adapter, the data directory's creation, then under the
+ * recovery mutex the lease, the legacy-layout and sealed-pin check and the store's opening
+ * (commit-log replay). Any failure is a StartupError: one line naming what is wrong, exit 2.
  */
 /**
  * A write past a file-size limit (`ulimit -f`) raises SIGXFSZ, whose default action ends the
@@ -87,6 +103,7 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
   const env = readBridgeEnv(opts.env ?? process.env);
   ignoreFileSizeSignal();
   await checkTrustPin(env.repoRoot, env.trustPin);
+  const adapter = await repositoryAdapter(env.repoRoot);
   await mkdir(env.dataDir, { recursive: true, mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
     throw new StartupError(
       `HARNESS_DATA_DIR ${env.dataDir} cannot be created as a directory (${err.code ?? 'error'})`,
@@ -139,6 +156,7 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
     queue: new RunQueue(),
     pool,
     finishLine: opts.finishLine ?? opts.makeFinishLine?.(env) ?? null,
+    repositoryAdapter: adapter,
     port: () => port,
     cache: { executions: 0, hits: 0 },
     verdicts: new Map(),

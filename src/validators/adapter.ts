@@ -135,7 +135,7 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 
 export function parseAdapter(
   bytes: Buffer,
-  where: Pick<AdapterRecord, 'rootKind' | 'path'>,
+  where: Pick<AdapterRecord, 'rootKind' | 'path' | 'committed'>,
 ): ResolvedAdapter {
   let doc: unknown;
   try {

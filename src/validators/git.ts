@@ -148,13 +148,34 @@ export async function treeOf(repoRoot: string, commit: string): Promise<string |
 }
 
 /**
- * The bytes of the blob at `path` in HEAD's tree, or null when no blob is committed there.
- * `cat-file blob` refuses any other object: `git show` of a gitlink naming a commit the repository
- * holds printed that commit's diff, through the repository's textconv driver.
+ * The bytes of the blob at `path` in the tree of `commit` (HEAD's when omitted; otherwise a full
+ * object name), or null when no blob is committed there. `cat-file blob` refuses any other object:
+ * `git show` of a gitlink naming a commit the repository holds printed that commit's diff, through
+ * the repository's textconv driver.
  */
-export async function showCommitted(repoRoot: string, path: string): Promise<Buffer | null> {
-  const r = await git(repoRoot, ['cat-file', 'blob', `HEAD:${path}`]);
+export async function showCommitted(repoRoot: string, path: string, commit = 'HEAD'): Promise<Buffer | null> {
+  if (commit !== 'HEAD' && !isCommitName(commit)) return null;
+  const r = await git(repoRoot, ['cat-file', 'blob', `${commit}:${path}`]);
   return r.exitCode === 0 ? Buffer.from(r.stdout) : null;
+}
+
+/**
+ * The mode and object type of the entry at `path` (from the top level) in the tree of `commit` (a
+ * full object name), or null when the tree has none. Throws when git cannot answer.
+ */
+export async function committedEntry(
+  repoRoot: string,
+  commit: string,
+  path: string,
+): Promise<{ mode: string; type: string } | null> {
+  if (!isCommitName(commit)) throw new Error(`${commit} is not a full commit name`);
+  const r = await git(repoRoot, ['ls-tree', '-z', '--full-tree', commit, '--', path]);
+  if (r.exitCode !== 0) throw new Error(`git cannot list ${path} at ${commit}`);
+  for (const line of Buffer.from(r.stdout).toString('utf8').split('\0')) {
+    const m = /^(\d{6}) (\w+) [0-9a-f]+\t(.*)$/s.exec(line);
+    if (m && m[3] === path) return { mode: m[1] as string, type: m[2] as string };
+  }
+  return null;
 }
 
 /** HEAD's full commit name, or null outside a repository. */

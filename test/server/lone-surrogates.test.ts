@@ -128,7 +128,7 @@ t.test('a run creation that fails while writing its files leaves nothing behind'
   t.teardown(() => cleanup(b));
   const { newConfig } = await import('../../src/server/create-run.js');
   const { resolveSetup } = await import('../../src/server/run-setup.js');
-  const setup = await resolveSetup(b.ctx.env, {});
+  const setup = await resolveSetup(b.ctx, {});
   // A config the sealing step cannot canonicalize, past any HTTP validation: storage must clean up.
   const bad = newConfig(b.ctx, 'unsealable', setup, {
     metadata: { title: '\ud800' },

@@ -53,6 +53,22 @@ export const AuthenticatedHealth = closed({
     humanApprovalToken: Type.Literal('configured'),
   }),
   trustPin: Type.String(),
+  repositoryAdapter: Type.Union(
+    [
+      closed({
+        path: Type.String({ description: 'path in the repository, from the top level of its work tree' }),
+        commit: Type.String(),
+        sha256: Type.String(),
+        finishLineAssurance: Type.Boolean(),
+        requiredNodes: Type.Array(Type.String()),
+      }),
+      Type.Null(),
+    ],
+    {
+      description:
+        'the adapter committed at HEAD of the repository when the bridge started: every run that names none takes it, and no run may name a weaker one',
+    },
+  ),
   workers: closed({ threads: count, queued: count, completed: count }),
   queue: closed({ pending: count }),
   runs: count,
@@ -104,14 +120,14 @@ export function registerHealthRoute(app: FastifyInstance, ctx: BridgeContext): v
         listenMode: 'loopback' as const,
       };
       if (req.headers['x-harness-bridge-token'] === undefined) return base;
-      const { env } = ctx;
+      const { env, repositoryAdapter: repository } = ctx;
       return {
         ...base,
         dataDir: env.dataDir,
         repoRoot: env.repoRoot,
         port: ctx.port(),
         nodeIds: NODE_IDS,
-        defaultRequiredNodes: NODE_IDS,
+        defaultRequiredNodes: repository?.requiredNodes ?? NODE_IDS,
         eventTypes: EVENT_TYPES,
         credentials: {
           integrityKey: 'configured',
@@ -119,6 +135,16 @@ export function registerHealthRoute(app: FastifyInstance, ctx: BridgeContext): v
           humanApprovalToken: 'configured',
         },
         trustPin: env.trustPin,
+        repositoryAdapter:
+          repository?.record.committed === undefined
+            ? null
+            : {
+                path: repository.record.committed.path,
+                commit: repository.record.committed.commit,
+                sha256: repository.record.sha256,
+                finishLineAssurance: repository.record.finishLineAssurance,
+                requiredNodes: repository.requiredNodes,
+              },
         workers: ctx.pool.figures,
         queue: { pending: ctx.queue.pending },
         runs: ctx.store.size,
