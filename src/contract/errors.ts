@@ -55,7 +55,7 @@ export const ERROR_CODES = {
   run_quarantined: { status: 409, doc: 'The run failed authentication or drifted; it accepts no writes.' },
   run_history_full: {
     status: 409,
-    doc: 'The run reached HARNESS_MAX_EVENTS_PER_RUN, its journal byte ceiling (4 GiB) or its approval ceiling (1 MiB of approval owners and scopes); continue under a new run ID. On a run creation (POST /runs or a first event): the data directory holds its maximum of 100000 runs; archive it and continue with a fresh one.',
+    doc: 'The run reached HARNESS_MAX_EVENTS_PER_RUN, its journal byte ceiling (4 GiB) or its approval ceiling (1 MiB of approval owners, scopes and the artifact digests their decisions seal); continue under a new run ID. On a run creation (POST /runs or a first event): the data directory holds its maximum of 100000 runs; archive it and continue with a fresh one.',
   },
   payload_too_large: {
     status: 413,

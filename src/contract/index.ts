@@ -1,3 +1,4 @@
+export * from './approval-drift.js';
 export * from './artifact-path.js';
 export * from './enums.js';
 export * from './errors.js';

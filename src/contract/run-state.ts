@@ -28,12 +28,31 @@ export interface CompletionSeal {
   named?: string;
 }
 
+/**
+ * What an accepted `approval.granted` or `approval.denied` seals into its journal record (issue
+ * 28): the SHA-256 of every artifact its node had claimed when the human decided, by path (each
+ * path whose latest claim was made on that node). The decision covers those bytes only
+ * (approval-drift.ts). Absent from decisions written before 0.8.0's approval seal.
+ */
+export interface ApprovalSeal {
+  approved: Record<string, string>;
+}
+
+/** The seal a journal record may carry beside its event and claim: a completion's or a decision's. */
+export type RecordSeal = CompletionSeal | ApprovalSeal;
+
 /** One journal entry as the domain sees it (the MAC chain is storage's business). */
 export interface JournalEntry {
   seq: number;
   event: StoredEvent;
   claim: ArtifactClaim | null;
-  seal?: CompletionSeal | null;
+  seal?: RecordSeal | null;
+}
+
+/** The seal of a decision's record, or undefined (another record, or a decision older than the seal). */
+export function approvalSealOf(entry: JournalEntry): ApprovalSeal | undefined {
+  const seal = entry.seal;
+  return seal && 'approved' in seal ? seal : undefined;
 }
 
 export interface NodeRecord {
@@ -70,6 +89,11 @@ export interface ApprovalRecord {
   requestedAt: string;
   decidedSeq: number | null;
   decidedAt: string | null;
+  /**
+   * A decision's approval seal: the digests of its node's claimed artifacts when it was decided.
+   * Absent while pending, and on decisions recorded before the seal (they bind no bytes).
+   */
+  approved?: Record<string, string>;
 }
 
 export interface SelfHealRecord {
@@ -134,7 +158,7 @@ export function emptyState(runId: string, createdAt: string): RunState {
 interface ApprovalIndex {
   pending: Map<NodeId, Map<string, Map<string, ApprovalRecord[]>>>;
   count: number;
-  /** approvalTextBytes of every approval the state keeps, pending or decided. */
+  /** approvalTextBytes of every approval the state keeps, pending or decided, and approvedBytes of its seal. */
   textBytes: number;
 }
 
@@ -148,12 +172,24 @@ export function approvalTextBytes(owner: string, scope: string): number {
   return Buffer.byteLength(owner, 'utf8') + Buffer.byteLength(scope, 'utf8') + APPROVAL_RECORD_BYTES;
 }
 
+/**
+ * What a decision's approval seal adds to APPROVAL_TEXT_MAX_BYTES once the state keeps it: each
+ * path in UTF-8 and its 64-digit digest. At most two paths (its node's artifact and a self-heal
+ * proposal, the only paths claimed on a node), so a decision is never refused for it; the next
+ * request is measured with it.
+ */
+export function approvedBytes(approved: Record<string, string> | undefined): number {
+  let bytes = 0;
+  for (const path in approved) bytes += Buffer.byteLength(path, 'utf8') + 64;
+  return bytes;
+}
+
 function approvalIndex(state: RunState): ApprovalIndex {
   let index = approvalIndexes.get(state);
   if (!index) {
     index = { pending: new Map(), count: 0, textBytes: 0 };
     for (const a of state.approvals) {
-      index.textBytes += approvalTextBytes(a.owner, a.scope);
+      index.textBytes += approvalTextBytes(a.owner, a.scope) + approvedBytes(a.approved);
       if (a.status === 'pending') addPending(index, a);
     }
     approvalIndexes.set(state, index);
@@ -209,7 +245,8 @@ export function pendingApprovalCount(state: RunState): number {
 
 /**
  * The approval text the state holds (approvalTextBytes summed over every approval, pending or
- * decided): what a new request is measured against APPROVAL_TEXT_MAX_BYTES with.
+ * decided, with approvedBytes of each decision's seal): what a new request is measured against
+ * APPROVAL_TEXT_MAX_BYTES with.
  */
 export function heldApprovalTextBytes(state: RunState): number {
   return approvalIndex(state).textBytes;
@@ -281,6 +318,11 @@ export function applyEntry(state: RunState, entry: JournalEntry): void {
         pending.status = event.type === 'approval.granted' ? 'granted' : 'denied';
         pending.decidedSeq = seq;
         pending.decidedAt = event.ts;
+        const seal = approvalSealOf(entry);
+        if (seal) {
+          pending.approved = seal.approved;
+          index.textBytes += approvedBytes(seal.approved);
+        }
       }
       break;
     }
@@ -308,7 +350,7 @@ export function applyEntry(state: RunState, entry: JournalEntry): void {
     case 'run.completed':
       state.status = 'completed';
       state.completedSeq = seq;
-      state.completionSeal = entry.seal ?? null;
+      state.completionSeal = entry.seal && !('approved' in entry.seal) ? entry.seal : null;
       break;
     default:
       if (state.status === 'blocked') state.status = 'running';

@@ -81,6 +81,27 @@ export const NodeView = Type.Object(
     failureReason: Nullable(Type.String()),
     recoveryPath: Nullable(Type.String()),
     updatedSeq: Nullable(Type.Integer()),
+    approvalDrift: Type.Array(
+      Type.Object(
+        {
+          path: Type.String(),
+          decision: Type.Union([Type.Literal('granted'), Type.Literal('denied')]),
+          decidedSeq: Type.Integer(),
+          approvedSha256: Type.String(),
+          currentSha256: Type.String(),
+          currentSeq: Type.Integer(),
+          decisions: Type.Integer({
+            minimum: 1,
+            description: 'standing decisions of the node on this artifact that drifted',
+          }),
+        },
+        { additionalProperties: false },
+      ),
+      {
+        description:
+          "artifacts of the node claimed again with other bytes after a standing grant or denial of the node's approvals: one per artifact, with the newest such decision; run.completed is refused until the approval is requested and decided again",
+      },
+    ),
   },
   { additionalProperties: false },
 );
@@ -95,6 +116,12 @@ export const ApprovalView = Type.Object(
     requestedAt: Type.String(),
     decidedSeq: Nullable(Type.Integer()),
     decidedAt: Nullable(Type.String()),
+    approved: Type.Optional(
+      Type.Record(Type.String(), Type.String(), {
+        description:
+          'a decision: the sha256 of each artifact its node had claimed when it was decided, by path (absent on decisions recorded before 0.8.0 bound them)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

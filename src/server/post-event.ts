@@ -1,13 +1,14 @@
 import type {
   ArtifactClaim,
-  CompletionSeal,
   JournalEntry,
+  RecordSeal,
   RunConfig,
   RunEvent,
   StoredEvent,
 } from '../contract/index.js';
 import {
   APPROVAL_TEXT_MAX_BYTES,
+  approvalSeal,
   approvalTextBytes,
   BridgeError,
   findPendingApproval,
@@ -140,7 +141,7 @@ async function accept(
 
   // The rules of the event's type.
   let claim: ArtifactClaim | null = null;
-  let seal: CompletionSeal | null = null;
+  let seal: RecordSeal | null = null;
   switch (incoming.type) {
     case 'approval.requested':
       refuseApprovalRequest(run, incoming);
@@ -148,6 +149,10 @@ async function accept(
     case 'approval.granted':
     case 'approval.denied':
       refuseApprovalDecision(ctx, run, config, incoming, humanHeader);
+      // The decision is bound to the bytes its node had claimed (approval-drift.ts), in its own
+      // record: at most two paths of the config (its node's artifact, a self-heal proposal), so
+      // with the 16 KiB event the record stays within JOURNAL_RECORD_MAX_BYTES.
+      seal = approvalSeal(run.state, incoming.nodeId);
       break;
     case 'artifact.written':
       claim = await verify(ctx, config.artifactRoot, nodeArtifact(config, incoming));
@@ -246,7 +251,7 @@ function refuseApprovalRequest(run: OpenRun, incoming: RunEvent): void {
   if (held + adds <= APPROVAL_TEXT_MAX_BYTES) return;
   throw new BridgeError(
     'run_history_full',
-    `the run's approvals are at their ceiling (${APPROVAL_TEXT_MAX_BYTES} bytes of approval owners and scopes); continue under a new run ID`,
+    `the run's approvals are at their ceiling (${APPROVAL_TEXT_MAX_BYTES} bytes of approval owners, scopes and sealed artifact digests); continue under a new run ID`,
     [`its approvals count ${held} bytes and this request ${adds}`],
   );
 }
@@ -315,7 +320,7 @@ function appended(
   run: OpenRun,
   event: StoredEvent,
   claim: ArtifactClaim | null,
-  seal: CompletionSeal | null,
+  seal: RecordSeal | null,
 ): Accepted {
   let appended: ReturnType<typeof ctx.store.append>;
   try {

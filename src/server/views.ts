@@ -1,5 +1,5 @@
-import type { EventViewT, JournalEntry, RunSummary, RunViewT } from '../contract/index.js';
-import { NODE_IDS } from '../contract/index.js';
+import type { EventViewT, JournalEntry, NodeId, RunState, RunSummary, RunViewT } from '../contract/index.js';
+import { approvalDrift, NODE_IDS } from '../contract/index.js';
 import type { OpenRun } from '../storage/run-files.js';
 import { runSummary } from '../storage/run-summary.js';
 import type { QuarantineInfo } from '../storage/store.js';
@@ -51,6 +51,37 @@ export function quarantinedSummary(runId: string, createdAt: string, q: Quaranti
   };
 }
 
+type NodeDrift = RunViewT['nodes'][number]['approvalDrift'][number];
+
+/**
+ * Each node's drifted decisions (approval-drift.ts) as its view shows them: one entry per
+ * artifact, with the newest decision that drifted and how many did. A node's decisions bind at
+ * most its own artifact and a self-heal proposal, so a node shows at most two, whatever the
+ * run's history; the completion preview names each decision.
+ */
+function driftByNode(state: RunState): Map<NodeId, NodeDrift[]> {
+  const byNode = new Map<NodeId, NodeDrift[]>();
+  for (const d of approvalDrift(state)) {
+    const list = byNode.get(d.approval.nodeId) ?? [];
+    byNode.set(d.approval.nodeId, list);
+    const entry: NodeDrift = {
+      path: d.path,
+      decision: d.decision,
+      decidedSeq: d.approval.decidedSeq ?? 0,
+      approvedSha256: d.approvedSha256,
+      currentSha256: d.currentSha256,
+      currentSeq: d.currentSeq,
+      decisions: 1,
+    };
+    const seen = list.find((e) => e.path === d.path);
+    if (!seen) list.push(entry);
+    else if (seen.decidedSeq < entry.decidedSeq)
+      Object.assign(seen, entry, { decisions: seen.decisions + 1 });
+    else seen.decisions++;
+  }
+  return byNode;
+}
+
 export function runView(
   run: OpenRun,
   preview: { ready: boolean; problems: string[] },
@@ -59,6 +90,7 @@ export function runView(
   const { state, config } = run;
   const required = new Set(config.requiredNodes);
   const { approvals, omitted } = boundedApprovals(state.approvals);
+  const drift = driftByNode(state);
   const nodes = NODE_IDS.map((id) => {
     const node = state.nodes[id];
     const artifact = config.artifactByNode[id] ?? null;
@@ -74,6 +106,7 @@ export function runView(
       failureReason: node.failureReason,
       recoveryPath: node.recoveryPath,
       updatedSeq: node.seq,
+      approvalDrift: drift.get(id) ?? [],
     };
   });
   const artifacts = Object.values(state.artifacts).map((a) => ({ ...a }));

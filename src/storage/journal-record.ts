@@ -1,4 +1,4 @@
-import type { ArtifactClaim, CompletionSeal, StoredEvent } from '../contract/index.js';
+import type { ArtifactClaim, RecordSeal, StoredEvent } from '../contract/index.js';
 import { EVENT_MAX_BYTES } from '../contract/index.js';
 import { canonicalBytes, GENESIS, mac, macEqual, macText } from './mac.js';
 
@@ -11,7 +11,7 @@ export interface JournalRecord {
   prev: string;
   event: StoredEvent;
   claim: ArtifactClaim | null;
-  seal?: CompletionSeal | null;
+  seal?: RecordSeal | null;
   mac: string;
 }
 
@@ -64,7 +64,7 @@ export function sealRecord(
   prev: string,
   event: StoredEvent,
   claim: ArtifactClaim | null,
-  seal: CompletionSeal | null,
+  seal: RecordSeal | null,
 ): { mac: string; line: string; eventJson: string } {
   const e = canonicalBytes(event);
   const c = canonicalBytes(claim);

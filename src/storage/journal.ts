@@ -1,5 +1,5 @@
 import type { FileHandle } from 'node:fs/promises';
-import type { ArtifactClaim, CompletionSeal, JournalEntry, StoredEvent } from '../contract/index.js';
+import type { ArtifactClaim, JournalEntry, RecordSeal, StoredEvent } from '../contract/index.js';
 import {
   JOURNAL_MAX_BYTES,
   JOURNAL_RECORD_MAX_BYTES,
@@ -120,7 +120,7 @@ export class JournalWriter implements LoggedJournal {
    * event's canonical JSON as sealed, for answers that echo the event. An event whose canonical
    * JSON exceeds EVENT_MAX_BYTES throws EventTooLargeError, and nothing changes.
    */
-  append(event: StoredEvent, claim: ArtifactClaim | null, seal: CompletionSeal | null = null): Appended {
+  append(event: StoredEvent, claim: ArtifactClaim | null, seal: RecordSeal | null = null): Appended {
     const broken = this.broken;
     if (broken) throw broken;
     const seq = this.offsets.length;

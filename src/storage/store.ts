@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import type {
   ArtifactClaim,
-  CompletionSeal,
   JournalEntry,
+  RecordSeal,
   RunConfig,
   RunSummary,
   StoredEvent,
@@ -454,7 +454,7 @@ export class RunStore implements RunStorage {
     run: OpenRun,
     event: StoredEvent,
     claim: ArtifactClaim | null,
-    seal: CompletionSeal | null = null,
+    seal: RecordSeal | null = null,
   ): Appended {
     const result = run.journal.append(event, claim, seal);
     applyEntry(run.state, result.entry);

@@ -1,7 +1,7 @@
 import type {
   ArtifactClaim,
-  CompletionSeal,
   JournalEntry,
+  RecordSeal,
   RunConfig,
   RunSummary,
   StoredEvent,
@@ -53,12 +53,7 @@ export interface RunStorage {
   /** Fills a write-once config field; only before the run's first append. */
   sealConfig(run: OpenRun, config: RunConfig): Promise<void>;
   /** The entry, a promise settled once it is durable, and the event's canonical JSON as stored. */
-  append(
-    run: OpenRun,
-    event: StoredEvent,
-    claim: ArtifactClaim | null,
-    seal?: CompletionSeal | null,
-  ): Appended;
+  append(run: OpenRun, event: StoredEvent, claim: ArtifactClaim | null, seal?: RecordSeal | null): Appended;
   read(run: OpenRun, from: number, to: number): Promise<JournalEntry[]>;
   quarantine(runId: string, reason: string): QuarantineInfo;
   /** Quarantines a completed run for drift and records it durably, so a restart keeps it. */

@@ -1,8 +1,17 @@
-import { pendingApprovals } from '../contract/index.js';
+import { approvalDrift, pendingApprovals } from '../contract/index.js';
 import type { StructuralRule } from './facts.js';
 
-/** SPEC completion rule 3: no approval is pending. */
-export const noPendingApproval: StructuralRule = ({ state }) =>
-  pendingApprovals(state).map(
+/**
+ * SPEC completion rule 3: no approval is pending. And every standing decision still covers the
+ * bytes it was made on (issue 28, src/contract/approval-drift.ts): an artifact claimed again with
+ * other bytes after a grant or denial needs the approval requested and decided again.
+ */
+export const approvalsHold: StructuralRule = ({ state }) => [
+  ...pendingApprovals(state).map(
     (a) => `approval for node ${a.nodeId} (owner ${a.owner}, scope ${a.scope}) is still pending`,
-  );
+  ),
+  ...approvalDrift(state).map(
+    ({ approval: a, decision, path, approvedSha256, currentSha256, currentSeq }) =>
+      `approval for node ${a.nodeId} (owner ${a.owner}, scope ${a.scope}) was ${decision} (event ${a.decidedSeq}) on artifact ${path} with sha256 ${approvedSha256}; it is claimed now with sha256 ${currentSha256} (event ${currentSeq}): request the approval again`,
+  ),
+];

@@ -1,4 +1,4 @@
-import { noPendingApproval } from './approvals.js';
+import { approvalsHold } from './approvals.js';
 import type { RunFacts, StructuralRule } from './facts.js';
 import { requiredArtifacts } from './required-artifacts.js';
 import { requiredNodes } from './required-nodes.js';
@@ -8,7 +8,7 @@ import { selfHealResolved } from './self-heal.js';
 export const STRUCTURAL_RULES: readonly (readonly [string, StructuralRule])[] = [
   ['required-nodes', requiredNodes],
   ['required-artifacts', requiredArtifacts],
-  ['approvals', noPendingApproval],
+  ['approvals', approvalsHold],
   ['self-heal', selfHealResolved],
 ];
 

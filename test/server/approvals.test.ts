@@ -201,6 +201,8 @@ t.test('approvals', async (t) => {
         requestedAt: req.body['event'].ts,
         decidedSeq: r.body['seq'],
         decidedAt: r.body['event'].ts,
+        // The node had claimed no artifact: the grant is bound to none (issue 28).
+        approved: {},
       },
     ]);
     // The human token is never stored.

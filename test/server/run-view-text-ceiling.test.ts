@@ -4,6 +4,7 @@ import t, { type Test } from 'tap';
 import type { TSchema } from '#typebox';
 import { Compile } from '#typebox/compile';
 import {
+  ADAPTER_ARTIFACT_PATHS_MAX_BYTES,
   CONFIG_MAX_BYTES,
   CREATE_RUN_MAX_BYTES,
   DEFAULT_ARTIFACT_BY_NODE,
@@ -51,6 +52,10 @@ const RUN_VIEW_MAX_BYTES =
   (VIEW_PROBLEMS_MAX_BYTES + 64) + // the problems and their `N more problems not shown`
   (PROBLEMS_MAX_BYTES + 128) + // quarantine reasons, their last line and `since`
   (EVENT_MAX_BYTES + 256) + // selfHeal: the PR URL is one event's text
+  // approvalDrift: per node at most its artifact and a self-heal proposal, each under 320 bytes
+  // beside a path of the adapter's (ADAPTER_ARTIFACT_PATHS_MAX_BYTES together).
+  NODE_IDS.length * 2 * 320 +
+  ADAPTER_ARTIFACT_PATHS_MAX_BYTES +
   1024; // member names and punctuation of the rest
 
 /**
