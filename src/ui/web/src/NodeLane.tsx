@@ -43,6 +43,14 @@ export function NodeLane({ nodes, current }: { nodes: NodeItem[]; current: strin
             {node.skipReason && <span class="reason">Skipped: {node.skipReason}</span>}
             {node.failureReason && <span class="reason">Failed: {node.failureReason}</span>}
             {node.recoveryPath && <span class="reason">Recovery: {node.recoveryPath}</span>}
+            {node.approvalDrift.map((d) => (
+              <span key={d.path} class="reason" data-approval-drift={d.path}>
+                Approval drift: <code>{d.path}</code> was {d.decision} (event {d.decidedSeq}) as{' '}
+                <code class="hash">{d.approvedSha256.slice(0, 12)}</code>, claimed since as{' '}
+                <code class="hash">{d.currentSha256.slice(0, 12)}</code> (event {d.currentSeq}); request the
+                approval again
+              </span>
+            ))}
           </li>
         ))}
       </ol>
