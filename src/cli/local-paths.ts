@@ -1,7 +1,14 @@
 import { resolve } from 'node:path';
 import { DEFAULT_ARTIFACT_BY_NODE, type NodeId } from '../contract/index.js';
-import { AdapterPolicyError, adapterRootsFromEnv, resolveAdapter } from '../validators/adapter.js';
+import {
+  AdapterPolicyError,
+  adapterRootsFromEnv,
+  type ResolvedAdapter,
+  resolveAdapter,
+} from '../validators/adapter.js';
 import { ArtifactError, resolveRoot } from '../validators/artifact-root.js';
+import { readCommittedAdapter } from '../validators/committed-adapter.js';
+import { pinnedRepository } from '../validators/git-isolation.js';
 import { UsageError } from './env.js';
 
 /** Shared by the evidence tools: the real artifact root and the artifact paths the adapter configures. */
@@ -19,23 +26,34 @@ export function repoRootFromEnv(env: NodeJS.ProcessEnv = process.env): string {
 
 /**
  * The same adapter resolution the bridge applies at run creation, so the tools compute the
- * evidence bundle over the same node -> artifact map the gate will use.
+ * evidence bundle over the same node -> artifact map the gate will use: the run's own adapter
+ * (`--adapter-path`, or `project-adapter.json` in the artifact root), else the repository's
+ * committed one (docs/finish-line.md "Adapters"), as HEAD holds it now (the bridge read it at its
+ * start), else the defaults. Outside any git repository there is no committed adapter.
  */
 export async function localArtifactMap(
   realRoot: string,
   adapterPath: string | undefined,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<Record<NodeId, string>> {
+  const repoRoot = repoRootFromEnv(env);
+  let own: ResolvedAdapter | null;
   try {
-    const adapter = await resolveAdapter({
+    own = await resolveAdapter({
       adapterPath,
       realArtifactRoot: realRoot,
-      repoRoot: repoRootFromEnv(env),
+      repoRoot,
       adapterRoots: adapterRootsFromEnv(env),
     });
-    return adapter?.artifactByNode ?? { ...DEFAULT_ARTIFACT_BY_NODE };
   } catch (err) {
     if (err instanceof AdapterPolicyError) throw new UsageError(`--adapter-path: ${err.message}`);
     throw err;
+  }
+  if (own) return own.artifactByNode;
+  if ((await pinnedRepository(repoRoot)) === null) return { ...DEFAULT_ARTIFACT_BY_NODE };
+  try {
+    return (await readCommittedAdapter(repoRoot))?.artifactByNode ?? { ...DEFAULT_ARTIFACT_BY_NODE };
+  } catch (err) {
+    throw new UsageError(`HARNESS_REPO_ROOT's committed adapter: ${(err as Error).message}`);
   }
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
+import { localArtifactMap } from '../../src/cli/local-paths.js';
 import {
   cleanup,
   commitFiles,
@@ -279,4 +280,19 @@ t.test('a completed run is judged under the pack as its commit holds it', async 
   t.equal((await view(b, 'c1')).status, 'completed', 'a later commit is not drift either');
   t.equal((await b.req('POST', '/runs/c2/events', ev())).status, 201);
   t.equal((await view(b, 'c2')).commissioned, true, 'a new run takes the new pack');
+});
+
+t.test('the evidence tools map artifacts with the adapter the bridge gives the run', async (t) => {
+  const pack = { runtime: { artifactByNode: { prove: 'evidence/proof.json' } } };
+  const te = await commissionedRepo(pack);
+  const b = await bridgeFor(t, te);
+  t.equal((await b.req('POST', '/runs/t1/events', ev({ artifactRoot: te.artifactRoot }))).status, 201);
+  const bridge = (await view(b, 't1')).nodes.find((n: { id: string }) => n.id === 'prove').artifact;
+  t.equal(bridge, 'evidence/proof.json');
+  const env = { HARNESS_REPO_ROOT: te.repo };
+  t.equal((await localArtifactMap(te.artifactRoot, undefined, env)).prove, bridge, 'as the bridge does');
+  await writeFile(join(te.repo, '.harness-pack/project-adapter.json'), json({}));
+  t.equal((await localArtifactMap(te.artifactRoot, undefined, env)).prove, bridge, 'from HEAD');
+  const own = await rootFile(b, 'own.json', { runtime: { artifactByNode: { prove: 'p/proof.json' } } });
+  t.equal((await localArtifactMap(te.artifactRoot, own, env)).prove, 'p/proof.json', 'a named one wins');
 });
