@@ -1,7 +1,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from '#typebox';
-import { CURSOR_MAX, queryInteger, RUN_ID_PATTERN, RUN_ID_PATTERN_SOURCE } from '../contract/limits.js';
+import { CURSOR_MAX, queryInteger, RUN_ID_PATTERN_SOURCE } from '../contract/limits.js';
+import { isCanonicalRunIdInPath, runIdSegment } from '../contract/run-id-path.js';
 import { UiError } from './errors.js';
 import { sendUiError } from './guard.js';
 import { fetchUpstream } from './upstream.js';
@@ -107,8 +108,10 @@ export function registerProxyRoutes(parent: FastifyInstance, options: ProxyOptio
       return cursorsValid(cursor) ? relay(reply, '/runs', { limit, cursor }) : badCursor(reply);
     },
   );
+  const runRoute = '/api/bridge/runs/:id';
+  const runIdAt = runIdSegment(runRoute);
   app.get(
-    '/api/bridge/runs/:id',
+    runRoute,
     {
       schema: {
         params: Type.Object({ id: Type.String({ pattern: RUN_ID_PATTERN_SOURCE }) }),
@@ -117,8 +120,10 @@ export function registerProxyRoutes(parent: FastifyInstance, options: ProxyOptio
       },
     },
     async (request, reply) => {
-      // The schema already checked the pattern; the upstream path must never depend on that alone.
-      if (!RUN_ID_PATTERN.test(request.params.id)) {
+      // The schema already checked the decoded ID; the upstream path must never depend on that
+      // alone, and the ID must be canonical as the browser sent it: `/api/bridge/runs/%70` is not
+      // run `p` (SPEC Run: never mapped onto another ID).
+      if (!isCanonicalRunIdInPath(request.url, runIdAt, request.params.id)) {
         return sendUiError(reply, new UiError('invalid_run_id', 'The run ID is not canonical'));
       }
       if (!cursorsValid(request.query.eventCursor)) return badCursor(reply);

@@ -16,7 +16,7 @@ import { checkBodyForCredentials, checkRunIdForCredentials, secretMatches } from
 import { toBridgeError } from '../http-errors.js';
 import { postEvent } from '../post-event.js';
 import { bodyLimitDoc, errorResponses, GUARD_ERRORS, SECURITY, WRITE_ERRORS } from '../route-docs.js';
-import { RunParams, secrets } from './runs.js';
+import { pathRunIdCheck, RunParams, secrets } from './runs.js';
 
 /** The 2xx bodies of the event route (exported so a test holds real answers to them). */
 export const EventAccepted = Type.Object({
@@ -71,8 +71,10 @@ function contractProblems(req: FastifyRequest): string[] {
 
 export function registerEventRoute(app: FastifyInstance, ctx: BridgeContext): void {
   const bodySecrets = secrets(ctx);
+  const route = '/runs/:id/events';
+  const checkPathRunId = pathRunIdCheck(route);
   app.post(
-    '/runs/:id/events',
+    route,
     {
       bodyLimit: EVENT_MAX_BYTES,
       attachValidation: true,
@@ -91,9 +93,7 @@ export function registerEventRoute(app: FastifyInstance, ctx: BridgeContext): vo
       // this here rather than in a preValidation hook saves a hook run per event.
       checkRunIdForCredentials((req.params as { id?: unknown }).id, bodySecrets);
       checkBodyForCredentials(req.body, bodySecrets);
-      if (req.validationError?.validationContext === 'params') {
-        throw new BridgeError('invalid_run_id', 'the run ID is not canonical');
-      }
+      checkPathRunId(req);
       const problems = contractProblems(req);
       if (problems.length > 0)
         throw new BridgeError('event_contract_violation', 'the event violates the contract', problems);

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from '#typebox';
 import {
   BridgeError,
@@ -15,6 +15,7 @@ import {
   RunSummaryView,
   RunView,
 } from '../../contract/index.js';
+import { isCanonicalRunIdInPath, runIdSegment } from '../../contract/run-id-path.js';
 import { previewProblems } from '../completion.js';
 import type { BridgeContext } from '../context.js';
 import { createRun } from '../create-run.js';
@@ -25,6 +26,21 @@ import { bodyLimitDoc, errorResponses, GUARD_ERRORS, SECURITY, WRITE_ERRORS } fr
 import { runView } from '../views.js';
 
 export const RunParams = Type.Object({ id: Type.String({ pattern: RUN_ID_PATTERN_SOURCE }) });
+
+/**
+ * The check of a route's run ID as it was sent: canonical before decoding, not only after
+ * (`/runs/%70` is not run `p`), or 400 `invalid_run_id` before the run is looked up or anything
+ * is stored.
+ */
+export function pathRunIdCheck(route: string): (req: FastifyRequest) => void {
+  const segment = runIdSegment(route);
+  return (req) => {
+    const { id } = req.params as { id?: unknown };
+    if (typeof id !== 'string' || !isCanonicalRunIdInPath(req.url, segment, id))
+      throw new BridgeError('invalid_run_id', 'the run ID is not canonical');
+  };
+}
+
 /** The 2xx bodies of the run routes (exported so a test holds real answers to them). */
 export const CreatedRun = Type.Object({ ok: Type.Literal(true), created: Type.Boolean(), run: RunView });
 export const RunsPage = Type.Object({ ok: Type.Literal(true), runs: Type.Array(RunSummaryView) });
@@ -168,12 +184,15 @@ export function registerRunRoutes(app: FastifyInstance, ctx: BridgeContext): voi
     },
   );
 
+  const route = '/runs/:id';
+  const checkPathRunId = pathRunIdCheck(route);
   app.get(
-    '/runs/:id',
+    route,
     {
-      preValidation: syncHook((req) =>
-        checkRunIdForCredentials((req.params as { id?: unknown }).id, bodySecrets),
-      ),
+      preValidation: syncHook((req) => {
+        checkRunIdForCredentials((req.params as { id?: unknown }).id, bodySecrets);
+        checkPathRunId(req);
+      }),
       schema: {
         summary: 'A run with one page of its events',
         security: SECURITY.access,
