@@ -1,13 +1,14 @@
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
-import { delimiter, join, sep } from 'node:path';
+import { join, sep } from 'node:path';
 import t, { type Test } from 'tap';
 import { execa } from '#execa';
 import { boundFiles } from '../src/server/verdict-inputs.js';
 import { claimArtifact } from '../src/validators/artifact-root.js';
 import { loadJson } from '../src/validators/documents.js';
 import { contentRulesFor, runFinishLine, validatorInputs } from '../src/validators/finish-line.js';
+import { gitExecutable, useGit } from '../src/validators/git-executable.js';
 import { commitNames } from '../src/validators/json-scan.js';
 import { verifyEd25519 } from '../src/validators/signature.js';
 import { documentRefsHere } from '../src/workers/document-refs.js';
@@ -194,9 +195,11 @@ t.test('a self-heal resolved by a local proposal: the proposal and the patch it 
 
 /**
  * The same principle for the git repository: each content rule runs alone with every git command
- * recorded (a `git` first on PATH that logs its arguments and runs the real one), and each command
+ * recorded (a `git` that logs its arguments and runs the real one), and each command
  * must be a read its declaration names, so the verdict cache key binds what it answers: the trust
  * store at HEAD, the working-tree comparison, or a commit named in a declared document.
+ * The recorder is named as the git to run (`useGit`, as startup names the git it resolved): a
+ * directory under the temporary directory is no place the bridge would take git from.
  */
 async function gitRecorder(t: Test) {
   const dir = await mkdtemp(join(tmpdir(), 'hb-git-log-'));
@@ -210,15 +213,15 @@ async function gitRecorder(t: Test) {
     `#!/bin/sh\nprintf '%s\\037' "$@" > "$(mktemp '${calls}/call.XXXXXX')"\nexec '${real}' "$@"\n`,
   );
   await chmod(join(dir, 'git'), 0o755);
-  const path = process.env['PATH'];
+  const previous = gitExecutable();
   return async (fn: () => Promise<unknown>): Promise<string[][]> => {
     await rm(calls, { recursive: true, force: true });
     await mkdir(calls);
-    process.env['PATH'] = `${dir}${delimiter}${path ?? ''}`;
+    useGit(join(dir, 'git'));
     try {
       await fn();
     } finally {
-      process.env['PATH'] = path;
+      useGit(previous);
     }
     const lines = await Promise.all(
       (await readdir(calls)).map((name) => readFile(join(calls, name), 'utf8')),

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,17 +15,22 @@ import {
   uncomparedPaths,
   workingTreeStatus,
 } from '../src/validators/git.js';
+import { gitExecutable, useGit } from '../src/validators/git-executable.js';
 import { commitFiles, gitIn } from './helpers/bridge.js';
 
 /**
  * Every git process the bridge starts (the queries of src/validators/git.ts, and the config read
- * behind them, git-shadow.ts), seen from the process itself: a `git` ahead of the real one on PATH
- * records its arguments and the environment it was started with (/proc/self/environ, before any
- * shell adds to it), then runs git. No credential reaches it, under its name or under another, and
- * every call carries the isolation environment (git-isolation.ts), so a repository the agent wrote
- * reaches no transport, no replace ref, no system or global config. Also: each call's shadow
- * directory is removed, a git that never answers is given up on, and output past the bound is no
- * answer. This file changes PATH, TMPDIR and the credentials in process.env: it stays top-level.
+ * behind them, git-shadow.ts), seen from the process itself: the git named to run (`useGit`, as
+ * startup names the one it resolved) records its arguments and the environment it was started
+ * with (/proc/self/environ, before any shell adds to it), then runs git. No credential reaches
+ * it, under its name or under another, its PATH is the fixed one (its own directory, /usr/bin,
+ * /bin) and never the caller's, and every call carries the isolation environment
+ * (git-isolation.ts), so a repository the agent wrote reaches no transport, no replace ref, no
+ * system or global config. The recorder is not called `git`, and a `git` first on the caller's
+ * PATH would leave a marker: a query that looked git up by name would miss the one named and find
+ * that one. Also: each call's shadow directory is removed, a git that never answers is given up
+ * on, and output past the bound is no answer. This file changes PATH, TMPDIR, the credentials in
+ * process.env and the git to run: it stays top-level.
  */
 // The hung-git case waits out git's 15 s deadline by design.
 t.setTimeout(120_000);
@@ -55,11 +61,16 @@ const first = await commitFiles(repo, { 'a.txt': 'one\n' }, true);
 const head = await commitFiles(repo, { 'b.txt': 'two\n' });
 const calls = join(base, 'calls');
 const bin = join(base, 'bin');
+const callerBin = join(base, 'caller-bin');
 const scratch = join(base, 'tmp');
-for (const d of [calls, bin, scratch]) await mkdir(d);
+for (const d of [calls, bin, callerBin, scratch]) await mkdir(d);
 const realGit = (await execa('sh', ['-c', 'command -v git'])).stdout.trim();
+const recorder = join(bin, 'git-recording');
+const planted = join(base, 'planted-git-ran');
+await writeFile(join(callerBin, 'git'), `#!/bin/sh\necho "$*" >> ${planted}\nexec ${realGit} "$@"\n`);
+await chmod(join(callerBin, 'git'), 0o755);
 await writeFile(
-  join(bin, 'git'),
+  recorder,
   `#!/bin/sh
 f="${calls}/$$"
 cat /proc/$$/environ > "$f.env"
@@ -71,17 +82,20 @@ case "$(pwd) $*" in *flood*--others*) head -c 17000000 /dev/zero | tr '\\0' x; e
 exec ${realGit} "$@"
 `,
 );
-await chmod(join(bin, 'git'), 0o755);
+await chmod(recorder, 0o755);
 
 const saved = { ...process.env };
+const savedGit = gitExecutable();
 t.teardown(() => {
   for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
   Object.assign(process.env, saved);
+  useGit(savedGit);
 });
+useGit(recorder);
 Object.assign(process.env, SECRETS, {
   [EMPTY_CREDENTIAL]: '',
   NOT_FOR_GIT: 'a parent variable',
-  PATH: `${bin}:${saved['PATH'] ?? ''}`,
+  PATH: `${callerBin}:${saved['PATH'] ?? ''}`,
   TMPDIR: scratch,
 });
 
@@ -126,6 +140,7 @@ t.test('every git process gets the isolation environment and no credential', asy
       t.equal(c.env.get(name), value, `${what}: ${name}=${JSON.stringify(value)}`);
     for (const name of [...Object.keys(SECRETS), EMPTY_CREDENTIAL, 'NOT_FOR_GIT'])
       t.notOk(c.env.has(name), `${what}: no ${name}`);
+    t.equal(c.env.get('PATH'), `${bin}:/usr/bin:/bin`, `${what}: the fixed PATH, not the caller's`);
     const values = [...c.env.values()];
     for (const value of Object.values(SECRETS))
       t.notOk(values.includes(value), `${what}: no credential value`);
@@ -144,6 +159,7 @@ t.test('every git process gets the isolation environment and no credential', asy
     t.ok(c.env.has('GIT_CEILING_DIRECTORIES'), 'nor discovers a repository around its scratch directory');
   }
   t.same(await readdir(scratch), [], 'every shadow git directory was removed');
+  t.notOk(existsSync(planted), "the git first on the caller's PATH never ran");
 });
 
 t.test('a repository no query can read leaves no shadow directory behind', async (t) => {

@@ -183,7 +183,8 @@ t.test('numeric variables out of range', async (t) => {
 });
 
 t.test('with several faults, the first check in the documented order is the one named', async (t) => {
-  // docs/configuration.md "Startup refusals": credentials, host, numeric ranges, trust pin, data dir.
+  // docs/configuration.md "Startup refusals": credentials, host, numeric ranges, the trust pin's
+  // form, git, the trust pin against the stores, data dir.
   const P = 'HARNESS_REVIEW_TRUST_SHA256';
   const dataFile = join(te.dir, 'order-data-is-a-file');
   await writeFile(dataFile, 'x');
@@ -195,6 +196,7 @@ t.test('with several faults, the first check in the documented order is the one 
     ['HARNESS_BRIDGE_HOST', '0.0.0.0'],
     ['HARNESS_BRIDGE_PORT', '65536'],
     [P, 'not-a-pin'],
+    ['HARNESS_GIT', 'git'],
     ['HARNESS_REPO_ROOT', storeless],
     ['HARNESS_DATA_DIR', dataFile],
   ];

@@ -4,6 +4,7 @@ import { CREDENTIAL_MIN_BYTES, canonicalTrustPin, MAX_EVENTS_PER_RUN } from '../
 import { isLoopbackHost, unbracketed } from '../contract/loopback.js';
 import { StartupError } from '../storage/lease.js';
 import { adapterRootsFromEnv } from '../validators/adapter.js';
+import { GitExecutableError, type ResolvedGit, resolveGit } from '../validators/git-executable.js';
 
 /** Everything the bridge reads from its environment, checked once at startup (CONTRACT 2 and 7). */
 export interface BridgeEnv {
@@ -19,6 +20,8 @@ export interface BridgeEnv {
   workers: number;
   validatorConcurrency: number;
   maxEventsPerRun: number;
+  /** The git the bridge and its validators run (HARNESS_GIT, or the first trusted one on PATH). */
+  git: ResolvedGit;
 }
 
 const CREDENTIALS = [
@@ -58,8 +61,9 @@ export function checkCredentials(env: NodeJS.ProcessEnv): [string, string, strin
 
 /**
  * The environment checks, in the order docs/configuration.md "Startup refusals" gives: credentials,
- * loopback host, numeric ranges, then the trust pin's presence and form (startBridge then checks it
- * against the live and committed store). The first failure is the one reported.
+ * loopback host, numeric ranges, the trust pin's presence and form, then git (startBridge then
+ * checks the pin against the live and committed store, which asks that git). The first failure
+ * is the one reported.
  */
 export function readBridgeEnv(env: NodeJS.ProcessEnv = process.env): BridgeEnv {
   const [integrityKey, accessToken, humanToken] = checkCredentials(env);
@@ -85,6 +89,12 @@ export function readBridgeEnv(env: NodeJS.ProcessEnv = process.env): BridgeEnv {
   if (trustPin === null) {
     throw new StartupError('HARNESS_REVIEW_TRUST_SHA256 must be 64 hexadecimal characters');
   }
+  let git: ResolvedGit;
+  try {
+    git = resolveGit(env);
+  } catch (err) {
+    throw err instanceof GitExecutableError ? new StartupError(err.message) : err;
+  }
   const absolute = (name: string, fallback: string) => {
     const v = env[name] || fallback;
     return isAbsolute(v) ? v : resolve(v);
@@ -102,5 +112,6 @@ export function readBridgeEnv(env: NodeJS.ProcessEnv = process.env): BridgeEnv {
     workers,
     validatorConcurrency,
     maxEventsPerRun,
+    git,
   };
 }

@@ -8,6 +8,7 @@ import { RUN_INDEX_FILE, readIndexFile } from '../storage/run-index-file.js';
 import { RunStore, type StoreOptions } from '../storage/store.js';
 import type { ResolvedAdapter } from '../validators/adapter.js';
 import { readCommittedAdapter } from '../validators/committed-adapter.js';
+import { useGit } from '../validators/git-executable.js';
 import { HashPool } from '../workers/pool.js';
 import { buildApp } from './app.js';
 import type { BridgeContext, FinishLineGate } from './context.js';
@@ -82,9 +83,10 @@ async function repositoryAdapter(repoRoot: string): Promise<ResolvedAdapter | nu
 
 /**
  * Startup, in the order docs/configuration.md "Startup refusals" gives: credentials, loopback host,
- * numeric ranges, the trust pin (missing, malformed, then against the live and the committed
- * store), the repository's committed adapter, the data directory's creation, then under the
- * recovery mutex the lease, the legacy-layout and sealed-pin check and the store's opening
+ * numeric ranges, the trust pin's form, git (from then on the only git this process runs), the
+ * trust pin against the live and the committed store, the repository's committed adapter, the
+ * data directory's creation, then under the recovery mutex the lease, the legacy-layout and
+ * sealed-pin check and the store's opening
  * (commit-log replay). Any failure is a StartupError: one line naming what is wrong, exit 2.
  */
 /**
@@ -101,6 +103,9 @@ function ignoreFileSizeSignal(): void {
 
 export async function startBridge(opts: StartOptions = {}): Promise<RunningBridge> {
   const env = readBridgeEnv(opts.env ?? process.env);
+  useGit(env.git.path);
+  if (env.git.skipped.length > 0)
+    opts.log?.(`git is ${env.git.path}; passed over ${env.git.skipped.join(', ')}`);
   ignoreFileSizeSignal();
   await checkTrustPin(env.repoRoot, env.trustPin);
   const adapter = await repositoryAdapter(env.repoRoot);

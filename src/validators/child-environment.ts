@@ -1,10 +1,14 @@
+import { childPath } from './git-executable.js';
+
 /**
  * The whole environment of a process the validators start: a validator child (runner.ts) and,
- * inside it or in the bridge, git (git.ts). Threat: a credential leaking into code that reads
- * agent-written artifacts. Only PATH, HOME, LANG and the caller's extras pass; the three credential
- * names, and any value equal to a credential under whatever name, are dropped even if a caller
- * passes them. Its own module so that git.ts, which the finish-line rules reach, does not import
- * the runner that starts those rules' child.
+ * inside it or in the bridge, git (git.ts). Threats: a credential leaking into code that reads
+ * agent-written artifacts, and a program the agent planted on the caller's PATH running in place
+ * of one the child looks up. Only HOME, LANG and the caller's extras pass, with a fixed PATH
+ * (git-executable.ts) that no caller overrides; the three credential names, and any value equal
+ * to a credential under whatever name, are dropped even if a caller passes them. Its own module so
+ * that git.ts, which the finish-line rules reach, does not import the runner that starts those
+ * rules' child.
  */
 export const CREDENTIAL_NAMES = [
   'HARNESS_BRIDGE_INTEGRITY_KEY',
@@ -12,14 +16,14 @@ export const CREDENTIAL_NAMES = [
   'HARNESS_HUMAN_APPROVAL_TOKEN',
 ] as const;
 
-/** The child's whole environment: PATH, HOME, LANG and the caller's extras, never a credential. */
+/** The child's whole environment: HOME, LANG, the caller's extras and the fixed PATH, never a credential. */
 export function childEnvironment(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const name of ['PATH', 'HOME', 'LANG'] as const) {
+  for (const name of ['HOME', 'LANG'] as const) {
     const v = process.env[name];
     if (v !== undefined) env[name] = v;
   }
-  Object.assign(env, extra);
+  Object.assign(env, extra, { PATH: childPath() });
   const secretValues = new Set(
     CREDENTIAL_NAMES.map((n) => process.env[n]).filter((v): v is string => typeof v === 'string' && v !== ''),
   );

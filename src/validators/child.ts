@@ -1,7 +1,8 @@
 /**
- * The finish-line validator process: reads one JSON request `{facts, env}` from stdin, runs the
- * orchestrator and writes one JSON result to stdout. It is started by runner.ts with an explicit
- * environment that lacks every bridge credential; it holds none and needs none.
+ * The finish-line validator process: reads one JSON request `{git, facts, env}` from stdin, runs
+ * the orchestrator and writes one JSON result to stdout. It is started by runner.ts with an
+ * explicit environment that lacks every bridge credential; it holds none and needs none. It runs
+ * the git its parent resolved and names in the request, never one found on a PATH.
  *
  * `--report-environment` (an explicit argument only the runner's probe passes) makes it print the
  * names of its environment variables instead, so tests can prove the credentials are absent.
@@ -12,6 +13,7 @@
 import type { HashPool } from '../workers/pool.js';
 import type { FinishLineEnv, ValidatorWorkers } from './facts.js';
 import { runFinishLine } from './finish-line.js';
+import { useGit } from './git-executable.js';
 
 /**
  * Facts (the state is capped by the 8 MiB snapshot ceiling) and the verified digests (at most one
@@ -36,7 +38,8 @@ async function main(): Promise<void> {
     process.stdout.write(JSON.stringify({ ok: true, environmentNames: Object.keys(process.env).sort() }));
     return;
   }
-  const request = JSON.parse(await readStdin()) as { facts: never; env: FinishLineEnv };
+  const request = JSON.parse(await readStdin()) as { git: string; facts: never; env: FinishLineEnv };
+  useGit(request.git);
   const workers = lazyPool(workerThreads(process.env['HARNESS_WORKERS']));
   try {
     const result = await runFinishLine(request.facts, { ...request.env, workers });

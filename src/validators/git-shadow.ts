@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, open, readdir, rm, stat, symlink, writeFile } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { execa } from '#execa';
+import { gitExecutable } from './git-executable.js';
 
 /**
  * The git directory git is pointed at for every query: a private one the bridge builds per call,
@@ -110,7 +111,7 @@ async function shadowConfig(
   const values = new Map<string, string>();
   if (st !== null) {
     const r = await execa(
-      'git',
+      gitExecutable(),
       [
         'config',
         '--file',

@@ -3,6 +3,7 @@ import { isAbsolute, join, relative, sep } from 'node:path';
 import { execa } from '#execa';
 import { childEnvironment } from './child-environment.js';
 import { isCommitName } from './commit-name.js';
+import { gitExecutable } from './git-executable.js';
 import { GIT_ISOLATION_ENV, pinnedRepository } from './git-isolation.js';
 import { shadowRepository } from './git-shadow.js';
 
@@ -11,8 +12,9 @@ import { shadowRepository } from './git-shadow.js';
  * binds (src/server/verdict-inputs.ts), which the bridge process takes itself. Commit names come
  * from agent-written artifacts: they are checked against a full-object-name pattern before
  * reaching git (so a value like `--output=x` can never become an option), and git runs without a
- * shell, in the repository root only, with the validator children's scrubbed environment (never a
- * bridge credential, in whichever process it runs).
+ * shell, by the absolute path git-executable.ts resolved, in the repository root only, with the
+ * validator children's scrubbed environment (never a bridge credential, in whichever process it
+ * runs).
  */
 const GIT_TIMEOUT_MS = 15_000;
 
@@ -64,18 +66,22 @@ async function inShadow(
   const shadow = await shadowRepository(top, env);
   if (shadow === null) return NO_REPOSITORY;
   const run: Run = async (args, { index, input } = {}) => {
-    const r = await execa('git', [...hardened, `--git-dir=${shadow.dir}`, `--work-tree=${top}`, ...args], {
-      cwd: repoRoot,
-      reject: false,
-      timeout: GIT_TIMEOUT_MS,
-      ...(input === undefined ? { stdin: 'ignore' as const } : { input }),
-      encoding: 'buffer',
-      // Byte for byte: showCommitted's blob keeps its final newline.
-      stripFinalNewline: false,
-      maxBuffer: 16 * 1024 * 1024,
-      extendEnv: false,
-      env: { ...env, ...shadow.env, ...(index === undefined ? {} : { GIT_INDEX_FILE: index }) },
-    });
+    const r = await execa(
+      gitExecutable(),
+      [...hardened, `--git-dir=${shadow.dir}`, `--work-tree=${top}`, ...args],
+      {
+        cwd: repoRoot,
+        reject: false,
+        timeout: GIT_TIMEOUT_MS,
+        ...(input === undefined ? { stdin: 'ignore' as const } : { input }),
+        encoding: 'buffer',
+        // Byte for byte: showCommitted's blob keeps its final newline.
+        stripFinalNewline: false,
+        maxBuffer: 16 * 1024 * 1024,
+        extendEnv: false,
+        env: { ...env, ...shadow.env, ...(index === undefined ? {} : { GIT_INDEX_FILE: index }) },
+      },
+    );
     // Past maxBuffer execa truncates stdout yet keeps git's exit code (0 once git had written
     // everything): a cut listing is no answer, never a shorter one.
     return { exitCode: r.isMaxBuffer ? -1 : (r.exitCode ?? -1), stdout: r.stdout };

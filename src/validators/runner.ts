@@ -4,6 +4,7 @@ import { execa } from '#execa';
 import { childEnvironment } from './child-environment.js';
 import type { FinishLineEnv, RunFacts } from './facts.js';
 import type { FinishLineResult } from './finish-line.js';
+import { gitExecutable } from './git-executable.js';
 
 /**
  * Runs the finish-line validators as children of the bridge's own installed code (SPEC
@@ -83,6 +84,8 @@ export function createFinishLineGate(opts: GateOptions) {
   return (facts: RunFacts, env: FinishLineEnv): Promise<string[]> =>
     limit(async () => {
       const request = JSON.stringify({
+        // The child runs the git this process resolved (git-executable.ts), never one it looks up.
+        git: gitExecutable(),
         facts,
         env: {
           realRoot: env.realRoot,

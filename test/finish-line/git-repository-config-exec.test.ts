@@ -7,6 +7,7 @@ import t, { type Test } from 'tap';
 import { execa } from '#execa';
 import { runPaths } from '../../src/storage/paths.js';
 import { commitExists, isAncestor, showCommitted } from '../../src/validators/git.js';
+import { gitExecutable, useGit } from '../../src/validators/git-executable.js';
 import { GIT_ISOLATION_ENV } from '../../src/validators/git-isolation.js';
 import { gitIn, makeTestEnv } from '../helpers/bridge.js';
 import { appendedRecords } from '../helpers/expect.js';
@@ -128,15 +129,23 @@ t.test('credential.helper and core.askPass (http) run nothing', async (t) => {
 
 t.test('a remote helper named by the config (remote.<name>.vcs) runs nothing', async (t) => {
   const r = await promisorRepo(t);
-  // The helper must be on PATH; the agent cannot put it there, but the allow-list refuses it anyway.
+  // The helper must be on git's PATH, which is fixed (git's own directory, /usr/bin, /bin) and
+  // holds no directory the agent writes. Here it sits beside the git named to run, so the bridge's
+  // git could find it, and the allow-list is what refuses it.
   const bin = join(r.dir, 'bin');
   await mkdir(bin);
   await writeFile(join(bin, 'git-remote-evil'), await readFile(r.evil));
   await chmod(join(bin, 'git-remote-evil'), 0o755);
+  const realGit = (await execa('sh', ['-c', 'command -v git'])).stdout.trim();
+  await writeFile(join(bin, 'git'), `#!/bin/sh\nexec ${realGit} "$@"\n`);
+  await chmod(join(bin, 'git'), 0o755);
   const saved = process.env['PATH'];
+  const savedGit = gitExecutable();
   process.env['PATH'] = `${bin}:${saved ?? ''}`;
+  useGit(join(bin, 'git'));
   t.teardown(() => {
     process.env['PATH'] = saved;
+    useGit(savedGit);
   });
   await r.git('config', 'remote.origin.url', 'x');
   await r.git('config', 'remote.origin.vcs', 'evil');
