@@ -1,10 +1,11 @@
 import { availableParallelism, homedir } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
-import { CREDENTIAL_MIN_BYTES, canonicalTrustPin, MAX_EVENTS_PER_RUN } from '../contract/index.js';
+import { canonicalTrustPin, MAX_EVENTS_PER_RUN } from '../contract/index.js';
 import { isLoopbackHost, unbracketed } from '../contract/loopback.js';
 import { StartupError } from '../storage/lease.js';
 import { adapterRootsFromEnv } from '../validators/adapter.js';
 import { GitExecutableError, type ResolvedGit, resolveGit } from '../validators/git-executable.js';
+import { readCredentials } from './credentials.js';
 
 /** Everything the bridge reads from its environment, checked once at startup (CONTRACT 2 and 7). */
 export interface BridgeEnv {
@@ -24,12 +25,6 @@ export interface BridgeEnv {
   git: ResolvedGit;
 }
 
-const CREDENTIALS = [
-  'HARNESS_BRIDGE_INTEGRITY_KEY',
-  'HARNESS_BRIDGE_ACCESS_TOKEN',
-  'HARNESS_HUMAN_APPROVAL_TOKEN',
-] as const;
-
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -39,26 +34,6 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   return Number(raw);
 }
 
-/** Each credential is at least 32 bytes of UTF-8, and the three are pairwise distinct. */
-export function checkCredentials(env: NodeJS.ProcessEnv): [string, string, string] {
-  const values = CREDENTIALS.map((name) => {
-    const v = env[name];
-    if (v === undefined || v === '') throw new StartupError(`${name} is missing`);
-    if (Buffer.byteLength(v, 'utf8') < CREDENTIAL_MIN_BYTES) {
-      throw new StartupError(`${name} must be at least ${CREDENTIAL_MIN_BYTES} bytes`);
-    }
-    return v;
-  }) as [string, string, string];
-  for (let i = 0; i < 3; i++) {
-    for (let j = i + 1; j < 3; j++) {
-      if (values[i] === values[j]) {
-        throw new StartupError(`${CREDENTIALS[i]} and ${CREDENTIALS[j]} must be pairwise distinct`);
-      }
-    }
-  }
-  return values;
-}
-
 /**
  * The environment checks, in the order docs/configuration.md "Startup refusals" gives: credentials,
  * loopback host, numeric ranges, the trust pin's presence and form, then git (startBridge then
@@ -66,7 +41,7 @@ export function checkCredentials(env: NodeJS.ProcessEnv): [string, string, strin
  * is the one reported.
  */
 export function readBridgeEnv(env: NodeJS.ProcessEnv = process.env): BridgeEnv {
-  const [integrityKey, accessToken, humanToken] = checkCredentials(env);
+  const [integrityKey, accessToken, humanToken] = readCredentials(env);
   // `[::1]`, as a URL writes it, is the address ::1: listen() takes it without brackets.
   const host = unbracketed(env['HARNESS_BRIDGE_HOST'] || '127.0.0.1');
   if (!isLoopbackHost(host)) {

@@ -7,6 +7,7 @@ import { acquireLease, acquireMutex, type Lease, StartupError } from '../storage
 import { RUN_INDEX_FILE, readIndexFile } from '../storage/run-index-file.js';
 import { RunStore, type StoreOptions } from '../storage/store.js';
 import type { ResolvedAdapter } from '../validators/adapter.js';
+import { withholdFromChildren } from '../validators/child-environment.js';
 import { readCommittedAdapter } from '../validators/committed-adapter.js';
 import { useGit } from '../validators/git-executable.js';
 import { HashPool } from '../workers/pool.js';
@@ -104,6 +105,7 @@ function ignoreFileSizeSignal(): void {
 export async function startBridge(opts: StartOptions = {}): Promise<RunningBridge> {
   const env = readBridgeEnv(opts.env ?? process.env);
   useGit(env.git.path);
+  withholdFromChildren([env.integrityKey.toString('utf8'), env.accessToken, env.humanToken]);
   if (env.git.skipped.length > 0)
     opts.log?.(`git is ${env.git.path}; passed over ${env.git.skipped.join(', ')}`);
   ignoreFileSizeSignal();

@@ -16,6 +16,16 @@ export const CREDENTIAL_NAMES = [
   'HARNESS_HUMAN_APPROVAL_TOKEN',
 ] as const;
 
+/**
+ * The credential values of the bridge this process runs, which it may hold outside its
+ * environment (read from files at startup): dropped from a child's environment under any name,
+ * as a value in this process's environment is.
+ */
+let withheld: ReadonlySet<string> = new Set();
+export function withholdFromChildren(values: readonly string[]): void {
+  withheld = new Set(values.filter((v) => v !== ''));
+}
+
 /** The child's whole environment: HOME, LANG, the caller's extras and the fixed PATH, never a credential. */
 export function childEnvironment(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
@@ -24,9 +34,12 @@ export function childEnvironment(extra: Record<string, string> = {}): Record<str
     if (v !== undefined) env[name] = v;
   }
   Object.assign(env, extra, { PATH: childPath() });
-  const secretValues = new Set(
-    CREDENTIAL_NAMES.map((n) => process.env[n]).filter((v): v is string => typeof v === 'string' && v !== ''),
-  );
+  const secretValues = new Set([
+    ...withheld,
+    ...CREDENTIAL_NAMES.map((n) => process.env[n]).filter(
+      (v): v is string => typeof v === 'string' && v !== '',
+    ),
+  ]);
   for (const name of Object.keys(env)) {
     if ((CREDENTIAL_NAMES as readonly string[]).includes(name) || secretValues.has(env[name]!))
       delete env[name];

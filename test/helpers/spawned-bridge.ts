@@ -1,16 +1,23 @@
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import type { TestEnv } from './bridge.js';
 import { CLI } from './cli.js';
 
 /**
  * `harness bridge` as its own process (env from the test env), as an operator runs it: for attacks
- * on the bridge process itself (its /proc/<pid>/environ holds the credentials). Killed in teardown.
+ * on the bridge process itself (its /proc/<pid>/environ holds the credentials). Stopped in teardown.
  */
 export async function spawnBridge(t: { teardown(fn: () => unknown): void }, te: TestEnv) {
   const child = spawn(process.execPath, [CLI, 'bridge'], { env: te.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  t.teardown(() => child.kill('SIGTERM'));
+  // Waited for, so that removing its directories in a later teardown does not race its last writes.
+  t.teardown(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    await exited;
+  });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (c: Buffer) => {
