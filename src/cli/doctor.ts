@@ -8,7 +8,8 @@ import { cliLauncher } from './launcher.js';
 
 /**
  * `harness doctor`: checks the agent side of a set-up (bridge, token, each runtime's entries,
- * connector.json, artifact root, outbox), one line each. Exit 1 when any check fails. It runs
+ * connector.json, artifact root, outbox), one line each, and warns when the bridge runs as this
+ * same user. Exit 1 when any check fails; a warning alone does not fail. It runs
  * where an agent runs, so it holds the access token only, like `harness mcp` and `harness hook`.
  */
 export function registerDoctor(program: Command): void {
@@ -24,8 +25,10 @@ export function registerDoctor(program: Command): void {
         env: process.env,
         launcher: cliLauncher(),
       });
-      const lines = checks.map((c) => (c.ok ? `ok   ${c.what}` : `FAIL ${c.what}: ${c.todo}`));
+      const lines = checks.map((c) =>
+        c.ok ? `ok   ${c.what}` : `${c.warn ? 'WARN' : 'FAIL'} ${c.what}: ${c.todo}`,
+      );
       process.stdout.write(printable(lines));
-      if (checks.some((c) => !c.ok)) process.exitCode = 1;
+      if (checks.some((c) => !c.ok && !c.warn)) process.exitCode = 1;
     });
 }

@@ -15,6 +15,7 @@ import { readConfig } from './files.js';
 import { configPath } from './install.js';
 import { hookStates, mcpState } from './json-config.js';
 import { ConfigFileError, parseJson } from './json-edit.js';
+import { listenerUids } from './listener-owner.js';
 import type { EntryState, Launcher } from './ours.js';
 import { isOutboxFileName, outboxDir } from './outbox.js';
 import { RUNTIMES } from './runtimes.js';
@@ -27,8 +28,10 @@ import { parseToml, tomlMcpState } from './toml-edit.js';
  */
 export interface Check {
   ok: boolean;
+  /** A check that is not ok but does not fail the set-up: shown as a warning. */
+  warn?: boolean;
   what: string;
-  /** For a failure: what to do. */
+  /** For a failure or a warning: what to do. */
   todo?: string;
 }
 
@@ -100,7 +103,7 @@ async function bridgeChecks(req: DoctorRequest, config: ConnectorConfig | null):
       what: `bridge at ${origin}: not a harness bridge (${a.status})`,
       todo: 'set HARNESS_BRIDGE_URL',
     });
-  else checks.push({ ok: true, what: `bridge at ${origin} answers` });
+  else checks.push({ ok: true, what: `bridge at ${origin} answers` }, await bridgeUserCheck(url));
   if (token === null)
     checks.push({
       ok: false,
@@ -115,6 +118,30 @@ async function bridgeChecks(req: DoctorRequest, config: ConnectorConfig | null):
       todo: "use the bridge's own: its dev directory's agent.env (a restarted bridge may have new credentials)",
     });
   return checks;
+}
+
+const SEPARATE_USER =
+  "an agent running as this user can read the bridge's credentials (its /proc/<pid>/environ, its credential files) and approve its own Red Zone actions; for separation run the bridge as its own user (docs/operations.md)";
+
+/**
+ * Whether the bridge runs as the user running this check, who is the user its agents run as
+ * (doctor runs on the agent's side): told by the owner of the socket listening on the bridge's
+ * port, as the kernel reports it. A bridge of the same user is the quick start's one-user set-up:
+ * a warning, not a failure.
+ */
+async function bridgeUserCheck(url: URL): Promise<Check> {
+  const uids = await listenerUids(Number(url.port || '80'));
+  const me = process.getuid?.();
+  if (uids === null || uids.length === 0 || me === undefined)
+    return {
+      ok: false,
+      warn: true,
+      what: 'cannot tell which user the bridge runs as',
+      todo: `no listening socket on port ${url.port || '80'} in /proc/net/tcp; if it runs as this user, ${SEPARATE_USER}`,
+    };
+  if (uids.includes(me))
+    return { ok: false, warn: true, what: `bridge runs as this user (uid ${me})`, todo: SEPARATE_USER };
+  return { ok: true, what: `bridge runs as another user (uid ${uids.join(', ')})` };
 }
 
 async function runtimeChecks(req: DoctorRequest, table: RuntimeTable): Promise<Check[]> {

@@ -1,15 +1,19 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
+import { execa } from '#execa';
 import { outboxFile } from '../../src/connectors/outbox.js';
-import { cleanup, startTestBridge } from '../helpers/bridge.js';
+import { cleanup, makeTestEnv, startTestBridge } from '../helpers/bridge.js';
 import { connect, FILES, harness, parsed, read, type Sandbox, sandbox } from '../helpers/connect.js';
+import { spawnBridge } from '../helpers/spawned-bridge.js';
 
 /**
  * `harness doctor` checks the agent side of a set-up, one line a check: a healthy one exits 0; a
  * stopped bridge, a refused token, a broken hook entry, an invalid connector.json, a missing artifact
- * root and events waiting in the outbox each make a FAIL line and exit 1. It refuses (exit 2) with
- * the human token or the integrity key in its environment. Needs `npm run build`.
+ * root and events waiting in the outbox each make a FAIL line and exit 1. A bridge running as the
+ * user running doctor (the agent's user) is a WARN line, which does not fail; one running as
+ * another user is ok. It refuses (exit 2) with the human token or the integrity key in its
+ * environment. Needs `npm run build`.
  */
 
 t.test('harness doctor', async (t) => {
@@ -29,7 +33,7 @@ t.test('harness doctor', async (t) => {
   const doctor = (s: Sandbox) => harness(['doctor', '--project', s.project], s.env, s.project);
   const fails = (stdout: string) => stdout.split('\n').filter((l) => l.startsWith('FAIL '));
 
-  t.test('a healthy set-up: every check ok, exit 0', async (t) => {
+  t.test('a healthy one-user set-up: no check fails, exit 0', async (t) => {
     const s = await healthy(t);
     const r = await doctor(s);
     t.equal(r.code, 0, r.stdout + r.stderr);
@@ -39,7 +43,34 @@ t.test('harness doctor', async (t) => {
     t.match(r.stdout, /^ok {3}Gemini CLI \(project: .*\): hooks and MCP server intact$/m);
     t.match(r.stdout, /^ok {3}Codex CLI: not installed$/m, 'not installed is no failure');
     t.match(r.stdout, /^ok {3}outbox: empty$/m);
+    // This test's bridge runs in this process, as this user: separation is not there.
+    t.match(
+      r.stdout,
+      new RegExp(
+        `^WARN bridge runs as this user \\(uid ${process.getuid!()}\\): .*docs/operations\\.md\\)$`,
+        'm',
+      ),
+    );
   });
+
+  t.test(
+    'a bridge of another user: ok',
+    { skip: process.getuid!() !== 0 && 'starting a bridge as another user needs root' },
+    async (t) => {
+      const other = await makeTestEnv();
+      t.teardown(() => rm(other.dir, { recursive: true, force: true }));
+      const nobody = 65534;
+      await execa('chown', ['-R', `${nobody}:${nobody}`, other.dir]);
+      const { url } = await spawnBridge(t, other, { uid: nobody, gid: nobody });
+      const s = await healthy(t);
+      s.env['HARNESS_BRIDGE_URL'] = url;
+      s.env['HARNESS_BRIDGE_ACCESS_TOKEN'] = other.env['HARNESS_BRIDGE_ACCESS_TOKEN']!;
+      const r = await doctor(s);
+      t.equal(r.code, 0, r.stdout + r.stderr);
+      t.match(r.stdout, /^ok {3}bridge runs as another user \(uid 65534\)$/m);
+      t.notMatch(r.stdout, /^WARN /m);
+    },
+  );
 
   // [what breaks, how, the check that fails]
   const broken: [string, (s: Sandbox) => Promise<void>, RegExp][] = [

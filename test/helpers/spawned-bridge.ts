@@ -5,10 +5,19 @@ import { CLI } from './cli.js';
 
 /**
  * `harness bridge` as its own process (env from the test env), as an operator runs it: for attacks
- * on the bridge process itself (its /proc/<pid>/environ holds the credentials). Stopped in teardown.
+ * on the bridge process itself (its /proc/<pid>/environ holds the credentials), or as another user
+ * (`as`, which needs root). Stopped in teardown.
  */
-export async function spawnBridge(t: { teardown(fn: () => unknown): void }, te: TestEnv) {
-  const child = spawn(process.execPath, [CLI, 'bridge'], { env: te.env, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function spawnBridge(
+  t: { teardown(fn: () => unknown): void },
+  te: TestEnv,
+  as: { uid?: number; gid?: number } = {},
+) {
+  const child = spawn(process.execPath, [CLI, 'bridge'], {
+    env: te.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...as,
+  });
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   // Waited for, so that removing its directories in a later teardown does not race its last writes.
