@@ -1,7 +1,8 @@
-// Bundles the two dependencies that ship as many small ES modules into dist/vendor: `typebox`
-// (about 700 modules) and `execa` (about 100). Loading them module by module was most of the
+// Bundles the dependencies that ship as many small ES modules into dist/vendor: `typebox`
+// (about 700 modules), `execa` (about 100) and secretlint's core with its recommended rule preset
+// (the finish-line validator child's secret scan). Loading them module by module was most of the
 // start-up of every CLI command, validator child and bridge. The code imports them as `#typebox`,
-// `#typebox/compile`, `#typebox/value` and `#execa` (package.json "imports"): types from the
+// `#typebox/compile`, `#typebox/value`, `#execa` and `#secretlint` (package.json "imports"): types from the
 // packages' own declarations (src/vendor), code from these bundles. `npm run build` runs this
 // after tsc.
 //
@@ -36,6 +37,23 @@ await build({
   ...common,
   entryPoints: { index: 'execa' },
   outdir: `${root}dist/vendor/execa`,
+  banner: {
+    js: "import { createRequire as vendorRequire } from 'node:module'; const require = vendorRequire(import.meta.url);",
+  },
+});
+// One file, so the validator child loads the rule set at once and the runtime identity
+// (src/server/runtime-identity.ts) covers the exact rules that judged a run. `debug` is
+// CommonJS and requires Node built-ins, as cross-spawn does above.
+await build({
+  ...common,
+  stdin: {
+    contents:
+      "export { lintSource } from '@secretlint/core';\n" +
+      "export { rules as recommendedRules } from '@secretlint/secretlint-rule-preset-recommend';\n",
+    resolveDir: root,
+    sourcefile: 'secretlint-entry.js',
+  },
+  outfile: `${root}dist/vendor/secretlint/index.js`,
   banner: {
     js: "import { createRequire as vendorRequire } from 'node:module'; const require = vendorRequire(import.meta.url);",
   },

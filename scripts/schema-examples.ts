@@ -164,4 +164,16 @@ export const SCHEMA_EXAMPLES: Record<string, unknown> = {
     level: 'semantic',
     claimIds: ['claim-2'],
   },
+  'harness.secrets-allowed.v1': {
+    schema: 'harness.secrets-allowed.v1',
+    entries: [
+      {
+        ruleId: '@secretlint/secretlint-rule-aws',
+        messageId: 'AWSAccessKeyID',
+        path: 'qa/break-it-results.md',
+        lineSha256: H('5'),
+        reason: 'the documented example key of the AWS documentation, quoted by a test case',
+      },
+    ],
+  },
 };

@@ -6,7 +6,7 @@ import t, { type Test } from 'tap';
 import { execa } from '#execa';
 import { boundFiles } from '../src/server/verdict-inputs.js';
 import { claimArtifact } from '../src/validators/artifact-root.js';
-import { loadJson } from '../src/validators/documents.js';
+import { loadJson, REFERENCED_DOCUMENTS } from '../src/validators/documents.js';
 import { contentRulesFor, runFinishLine, validatorInputs } from '../src/validators/finish-line.js';
 import { gitExecutable, useGit } from '../src/validators/git-executable.js';
 import { commitNames } from '../src/validators/json-scan.js';
@@ -93,6 +93,16 @@ async function conforms(t: Test, f: Fixture, expectProblems: string[] = []) {
   t.same(result.problems, expectProblems, 'the fixture reads as expected');
   const inputs = validatorInputs(f.facts);
   const bound = new Set((await boundFiles(f.root, inputs, documentRefsHere)).paths);
+  // The secret scan reads the files the bridge's check verified, each held to the digest the check
+  // took, which the key binds: here (no bridge digests) the claimed artifacts, the referenced
+  // documents and the paths they name, and the directories on the way to each.
+  if (inputs.verifiedFiles) {
+    const named = (await documentRefsHere(f.root, REFERENCED_DOCUMENTS)).flatMap((d) => d.paths ?? []);
+    for (const path of [...Object.keys(f.facts.state.artifacts), ...REFERENCED_DOCUMENTS, ...named]) {
+      const parts = path.split('/');
+      for (let i = 0; i <= parts.length; i++) bound.add(parts.slice(0, i).join('/'));
+    }
+  }
   t.ok(accesses.length > 0, `the rules read under the root (${accesses.length} calls)`);
   const unbound = accesses.filter((a) => a.fn !== 'opendir' && a.fn !== 'readdir' && !bound.has(a.rel));
   t.same(unbound, [], 'every path a rule reads is bound by the verdict cache key');

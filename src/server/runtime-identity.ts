@@ -10,14 +10,16 @@ let memo: Promise<string> | null = null;
 /**
  * The directories of the code that judges the finish line, each with the file extension it is
  * loaded as: the validators, the contract and its artifact schemas, the hash and document workers
- * (as loaded: .js from dist, .ts under a loader), and the TypeBox bundle that compiles and checks
- * every schema (always built JavaScript, wherever `#typebox` resolves).
+ * (as loaded: .js from dist, .ts under a loader), the TypeBox bundle that compiles and checks
+ * every schema, and the secretlint bundle whose rules the secret scan applies (always built
+ * JavaScript, wherever `#typebox` and `#secretlint` resolve).
  */
 export function judgingCode(): { dir: string; ext: string }[] {
   const ours = ['../validators', '../contract', '../contract/artifacts', '../workers'];
   return [
     ...ours.map((d) => ({ dir: join(here, d), ext })),
     { dir: dirname(fileURLToPath(import.meta.resolve('#typebox'))), ext: '.js' },
+    { dir: dirname(fileURLToPath(import.meta.resolve('#secretlint'))), ext: '.js' },
   ];
 }
 

@@ -9,6 +9,7 @@ import { reviewInputs, reviewRule } from './review.js';
 import { reviewSignature, reviewSignatureInputs } from './review-signature.js';
 import { routeBinding, routeBindingInputs } from './route-binding.js';
 import { runPacket, runPacketInputs } from './run-packet.js';
+import { secretScan, secretScanInputs } from './secret-scan.js';
 import { selfHealProposal, selfHealProposalInputs } from './self-heal-proposal.js';
 import { STRUCTURAL_RULES } from './structural.js';
 import { externalValidationRuntime, externalValidationRuntimeInputs } from './validation-runtime.js';
@@ -42,11 +43,15 @@ export function contentRulesFor(facts: RunFacts): readonly ContentRuleEntry[] {
 }
 
 /**
- * Everything the rules that run for these facts read under the artifact root (the structural
- * rules read none): what the completed-run verdict cache key binds.
+ * Everything the rules that run for these facts, and the privacy check's secret scan, read under
+ * the artifact root (the structural rules read none): what the completed-run verdict cache key
+ * binds.
  */
 export function validatorInputs(facts: RunFacts): ValidatorInputs {
-  return mergeInputs(contentRulesFor(facts).map(([, , inputs]) => inputs(facts)));
+  return mergeInputs([
+    ...contentRulesFor(facts).map(([, , inputs]) => inputs(facts)),
+    secretScanInputs(facts),
+  ]);
 }
 
 /**
@@ -68,7 +73,9 @@ export interface FinishLineResult {
 /**
  * Runs every rule and collects every problem (a rejected completion tells the agent all that is
  * wrong at once). A rule that throws is a problem named after the rule, never a pass. Content
- * problems are prefixed `<rule>: ` so callers and tests can match the rule, not the wording.
+ * problems are prefixed `<rule>: ` so callers and tests can match the rule, not the wording. Last,
+ * the privacy check's secret scan (secret-scan.ts), which is not a finish-line rule: its problems
+ * name the artifact as the bridge's own privacy problems do, without a rule prefix.
  */
 export async function runFinishLine(facts: RunFacts, env: FinishLineEnv): Promise<FinishLineResult> {
   const rules: FinishLineResult['rules'] = [];
@@ -90,5 +97,12 @@ export async function runFinishLine(facts: RunFacts, env: FinishLineEnv): Promis
     }
     rules.push({ name, problems });
   }
+  let secrets: string[];
+  try {
+    secrets = await secretScan(facts, env);
+  } catch (err) {
+    secrets = [`the secret scan failed: ${err instanceof Error ? err.message : String(err)}`];
+  }
+  rules.push({ name: 'secret-scan', problems: secrets });
   return { problems: rules.flatMap((r) => r.problems), rules };
 }

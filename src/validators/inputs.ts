@@ -14,6 +14,11 @@ export interface RuleInputs {
   documents?: readonly string[];
   /** The rule lists the whole root (the review-signature inventory). */
   enumeratesRoot?: boolean;
+  /**
+   * The rule reads every file the bridge's artifact check verified (the secret scan), each held to
+   * the digest the check took (verified-bytes.ts): the verdict cache key binds those digests.
+   */
+  verifiedFiles?: boolean;
   /** What the rule reads from the git repository; absent when it runs no git. */
   repository?: RepositoryReads;
 }
@@ -35,6 +40,7 @@ export interface ValidatorInputs {
   files: string[];
   documents: string[];
   enumeratesRoot: boolean;
+  verifiedFiles: boolean;
   repository: { trustStore: boolean; workingTree: boolean; commitsNamedIn: string[] };
 }
 
@@ -43,6 +49,7 @@ export function mergeInputs(list: readonly RuleInputs[]): ValidatorInputs {
   const documents = new Set<string>();
   const commitsNamedIn = new Set<string>();
   let enumeratesRoot = false;
+  let verifiedFiles = false;
   let trustStore = false;
   let workingTree = false;
   for (const i of list) {
@@ -50,6 +57,7 @@ export function mergeInputs(list: readonly RuleInputs[]): ValidatorInputs {
     for (const d of i.documents ?? []) documents.add(d);
     for (const d of i.repository?.commitsNamedIn ?? []) commitsNamedIn.add(d);
     enumeratesRoot ||= i.enumeratesRoot === true;
+    verifiedFiles ||= i.verifiedFiles === true;
     trustStore ||= i.repository?.trustStore === true;
     workingTree ||= i.repository?.workingTree === true;
   }
@@ -57,6 +65,7 @@ export function mergeInputs(list: readonly RuleInputs[]): ValidatorInputs {
     files: [...files].sort(),
     documents: [...documents].sort(),
     enumeratesRoot,
+    verifiedFiles,
     repository: { trustStore, workingTree, commitsNamedIn: [...commitsNamedIn].sort() },
   };
 }

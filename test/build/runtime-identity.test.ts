@@ -8,16 +8,18 @@ import { ROOT } from '../helpers/paths.js';
 
 /**
  * The runtime identity a completion seals covers all the code that judges it: the validators,
- * the contract and its schemas, the hash and document workers, and the TypeBox bundle that
- * compiles every schema check. Each is shown to move the digest of a built copy of dist/.
+ * the contract and its schemas, the hash and document workers, the TypeBox bundle that compiles
+ * every schema check, and the secretlint bundle the secret scan runs. Each is shown to move the
+ * digest of a built copy of dist/.
  */
-t.test('the judged code includes the workers and the TypeBox bundle', async (t) => {
+t.test('the judged code includes the workers, the TypeBox and the secretlint bundles', async (t) => {
   const dirs = judgingCode().map((c) => relative(join(ROOT, 'dist'), c.dir));
   t.same(dirs.sort(), [
     'src/contract',
     'src/contract/artifacts',
     'src/validators',
     'src/workers',
+    'vendor/secretlint',
     'vendor/typebox',
   ]);
   for (const { dir, ext } of judgingCode()) {
@@ -57,6 +59,7 @@ t.test('a change to any judging file, and only to those, moves the digest', asyn
     'src/workers/tasks.js',
     'src/validators/finish-line.js',
     `vendor/typebox/${chunks[0]}`,
+    'vendor/secretlint/index.js',
   ]) {
     await writeFile(join(copy, 'dist', file), '\n// edited\n', { flag: 'a' });
     const now = await digest();

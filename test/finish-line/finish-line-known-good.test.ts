@@ -23,6 +23,7 @@ t.test('a commissioned corrective run with signed review and v3 packet passes ev
       'waivers',
       'external-validation-runtime',
       'post-proof-mutation',
+      'secret-scan',
     ],
   );
 });

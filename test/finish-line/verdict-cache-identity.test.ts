@@ -26,6 +26,7 @@ const inputs: ValidatorInputs = {
   files: ['run/route.json', 'run/packet.json', 'rca/rca.json'],
   documents: ['run/packet.json'],
   enumeratesRoot: false,
+  verifiedFiles: false,
   repository: { trustStore: false, workingTree: false, commitsNamedIn: [] },
 };
 const lines = async (root: string, i = inputs) => (await boundFiles(root, i, documentRefsHere)).lines;

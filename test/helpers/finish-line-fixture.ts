@@ -295,6 +295,26 @@ export async function expectRule(
   if (only) t.same(failing(result), [rule], 'only that rule fails');
 }
 
+/** A passing harness.proof.v1 document without a subject (an ordinary run's proof). */
+export function passingProof(runId: string, ts: string) {
+  return {
+    schema: 'harness.proof.v1',
+    generatedAt: ts,
+    runId,
+    status: 'passed',
+    summary: 'the suite passes',
+    commands: [
+      {
+        command: 'npm test',
+        exitCode: 0,
+        startedAt: ts,
+        completedAt: ts,
+        outputDigest: `sha256:${'a'.repeat(64)}`,
+      },
+    ],
+  };
+}
+
 /** A harness.production-readiness.v2 document with all 13 layers required and passed. */
 export function passingAssessment(runId: string, generatedAt: string) {
   return {

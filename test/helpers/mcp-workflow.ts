@@ -1,7 +1,7 @@
 import { NODE_IDS, type NodeId } from '../../src/contract/index.js';
 import { createFinishLineGate } from '../../src/validators/runner.js';
 import { startTestBridge, type TestBridge } from './bridge.js';
-import { passingAssessment } from './finish-line-fixture.js';
+import { passingAssessment, passingProof } from './finish-line-fixture.js';
 import { live, type McpHarness } from './mcp.js';
 
 /** A bridge whose completion runs the real finish-line validator children, as `harness bridge` does. */
@@ -39,22 +39,7 @@ export function goodArtifacts(runId: string): Record<NodeId, string> {
     implement: '{"step":"edit"}\n{"step":"test"}\n',
     redzone: json({ approvals: [] }),
     'qa-break-it': '# Break-it results\n\nNothing broke.\n',
-    prove: json({
-      schema: 'harness.proof.v1',
-      generatedAt: TS,
-      runId,
-      status: 'passed',
-      summary: 'the suite passes',
-      commands: [
-        {
-          command: 'npm test',
-          exitCode: 0,
-          startedAt: TS,
-          completedAt: TS,
-          outputDigest: `sha256:${'a'.repeat(64)}`,
-        },
-      ],
-    }),
+    prove: json(passingProof(runId, TS)),
     'live-smoke': json({ status: 'passed' }),
     'self-heal': '# Self-heal\n\nNo harness gap found.\n',
     handoff: '# Handoff\n\nDone.\n',

@@ -19,6 +19,7 @@ import {
   RunPacketV2Schema,
   RunPacketV3Schema,
 } from './run-packet.js';
+import { SECRETS_ALLOWED_SCHEMA_ID, SecretsAllowedSchema } from './secrets-allowed.js';
 import { SELF_HEAL_PROPOSAL_SCHEMA_ID, SelfHealProposalSchema } from './self-heal-proposal.js';
 
 export * from './check.js';
@@ -30,6 +31,7 @@ export * from './review.js';
 export * from './review-trust.js';
 export * from './route.js';
 export * from './run-packet.js';
+export * from './secrets-allowed.js';
 export * from './self-heal-proposal.js';
 
 /** Every artifact schema, by id: the source of docs/schema/<id>.schema.json. */
@@ -45,6 +47,7 @@ export const ARTIFACT_SCHEMAS: Readonly<Record<string, TSchema>> = {
   [SELF_HEAL_PROPOSAL_SCHEMA_ID]: SelfHealProposalSchema,
   [ROUTE_SCHEMA_ID]: RouteSchema,
   [AUTHORITATIVE_ASSURANCE_ID]: AuthoritativeAssuranceSchema,
+  [SECRETS_ALLOWED_SCHEMA_ID]: SecretsAllowedSchema,
 };
 
 const checkers = new Map<string, DocumentChecker>();
