@@ -44,7 +44,11 @@ export const SCHEMA_EXAMPLES: Record<string, unknown> = {
     commands: [
       { command: 'npm test', exitCode: 0, startedAt: TS, completedAt: TS, outputDigest: `sha256:${H('5')}` },
     ],
-    subject: { commit: POST, dirty: false },
+    subject: {
+      commit: POST,
+      dirty: false,
+      ignored: { path: 'proof/ignored-files.json', sha256: H('6') },
+    },
     environment: { id: 'linux-x64-node20', platform: 'linux-x64', node: 'v20.19.0' },
   },
   'harness.production-readiness.v2': {
@@ -163,6 +167,17 @@ export const SCHEMA_EXAMPLES: Record<string, unknown> = {
     authority: 'payments domain owner',
     level: 'semantic',
     claimIds: ['claim-2'],
+  },
+  'harness.ignored-files.v1': {
+    schema: 'harness.ignored-files.v1',
+    runId: RUN,
+    files: [
+      { path: '.env', identity: 'f 64769 1835011 220 1735689600000000000 1735689600000000000' },
+      {
+        path: 'node_modules/left-pad/index.js',
+        identity: 'f 64769 1835342 371 1735689600000000000 1735689600000000000',
+      },
+    ],
   },
   'harness.secrets-allowed.v1': {
     schema: 'harness.secrets-allowed.v1',

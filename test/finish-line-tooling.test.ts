@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { execa } from '#execa';
 import { NODE_IDS } from '../src/contract/index.js';
+import { claimArtifact } from '../src/validators/artifact-root.js';
 import { trustPinOf } from '../src/validators/trust-store.js';
 import { buildFixture, type Fixture } from './helpers/finish-line-fixture.js';
 import { CLI } from './helpers/paths.js';
@@ -54,7 +55,19 @@ t.test(
     t.equal(proof.status, 'passed');
     t.equal(proof.commands[0].exitCode, 0);
     t.match(proof.commands[0].outputDigest, /^sha256:[0-9a-f]{64}$/);
-    t.same(proof.subject, { commit: f.postFix, dirty: false });
+    t.same(proof.subject, {
+      commit: f.postFix,
+      dirty: false,
+      ignored: {
+        path: 'proof/ignored-files.json',
+        sha256: (await claimArtifact(f.root, 'proof/ignored-files.json')).sha256,
+      },
+    });
+    t.same(
+      await f.read('proof/ignored-files.json'),
+      { schema: 'harness.ignored-files.v1', runId: f.runId, files: [] },
+      'it recorded the ignored files it ran with: none in the fixture',
+    );
     t.same(await f.rule('proof'), []);
 
     const fail = await harness(

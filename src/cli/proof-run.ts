@@ -4,9 +4,11 @@ import { arch, platform } from 'node:os';
 import { isAbsolute, relative, sep } from 'node:path';
 import type { Command } from 'commander';
 import { execa } from '#execa';
-import type { Proof } from '../contract/artifacts/index.js';
+import { IGNORED_FILES_MAX, IGNORED_FILES_SCHEMA_ID, type Proof } from '../contract/artifacts/index.js';
 import { RUN_ID_PATTERN } from '../contract/index.js';
+import { claimArtifact } from '../validators/artifact-root.js';
 import { changesSince, headCommit } from '../validators/git.js';
+import { ignoredListingPath, listIgnoredFiles } from '../validators/ignored-files.js';
 import { CREDENTIAL_VARS, UsageError } from './env.js';
 import { writeJsonArtifact } from './evidence-tools.js';
 import { localArtifactMap, realArtifactRoot, repoRootFromEnv } from './local-paths.js';
@@ -93,7 +95,7 @@ export function registerProofRun(program: Command): void {
             node: process.version,
           },
         };
-        const subject = await proofSubject(root);
+        const subject = await proofSubject(root, path, opts.run);
         if (subject) doc.subject = subject;
         await writeJsonArtifact(root, path, doc);
         process.stdout.write(`${terminalJson({ ok: passed, path, status: doc.status, exitCode })}\n`);
@@ -102,8 +104,17 @@ export function registerProofRun(program: Command): void {
     );
 }
 
-/** The commit the repository is at and whether its tree (outside the artifact root) is dirty. */
-async function proofSubject(realRoot: string): Promise<Proof['subject'] | null> {
+/**
+ * The commit the repository is at, whether its tree (outside the artifact root) is dirty, and the
+ * listing of its git-ignored files with their identities, written beside the proof and bound by
+ * hash (docs/finish-line.md, "Post-proof edits to ignored files"). Past IGNORED_FILES_MAX ignored
+ * files no listing is written: a commissioned run then cannot complete, and stderr says why.
+ */
+async function proofSubject(
+  realRoot: string,
+  proofPath: string,
+  runId: string,
+): Promise<Proof['subject'] | null> {
   const repo = await realpath(repoRootFromEnv()).catch(() => null);
   if (repo === null) return null;
   const commit = await headCommit(repo);
@@ -111,5 +122,15 @@ async function proofSubject(realRoot: string): Promise<Proof['subject'] | null> 
   const rel = relative(repo, realRoot);
   const inside = rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
   const changed = await changesSince(repo, commit, inside ? rel.split(sep).join('/') : null);
-  return { commit, dirty: changed === null || changed.length > 0 };
+  const subject: NonNullable<Proof['subject']> = { commit, dirty: changed === null || changed.length > 0 };
+  const files = await listIgnoredFiles(repo, realRoot);
+  if (files === null || !Array.isArray(files)) {
+    const why = files === null ? 'git cannot list them' : `${files.tooMany}, more than ${IGNORED_FILES_MAX}`;
+    process.stderr.write(`harness proof run: the ignored files are not recorded (${why})\n`);
+    return subject;
+  }
+  const listing = ignoredListingPath(proofPath);
+  await writeJsonArtifact(realRoot, listing, { schema: IGNORED_FILES_SCHEMA_ID, runId, files });
+  subject.ignored = { path: listing, sha256: (await claimArtifact(realRoot, listing)).sha256 };
+  return subject;
 }

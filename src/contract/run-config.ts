@@ -13,6 +13,12 @@ export interface AdapterRecord {
   /** SHA-256 of the adapter file bytes. */
   sha256: string;
   finishLineAssurance: boolean;
+  /**
+   * `finishLineAssurance.ignoredMayChange`: globs of git-ignored paths (from the top of the work
+   * tree) that may change after the proof, such as build caches. Absent in configs sealed before
+   * it existed, and when the adapter names none.
+   */
+  ignoredMayChange?: string[];
   /** `repository` only: the repository, the commit the bytes were read from and their path in it. */
   committed?: CommittedAdapter;
 }

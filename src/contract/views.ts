@@ -166,7 +166,12 @@ export const RunView = Type.Object(
     metadata: Type.Record(Type.String(), Type.String()),
     artifactRootSet: Type.Boolean(),
     adapter: Nullable(
-      Type.Object({ rootKind: Type.String(), sha256: Type.String(), finishLineAssurance: Type.Boolean() }),
+      Type.Object({
+        rootKind: Type.String(),
+        sha256: Type.String(),
+        finishLineAssurance: Type.Boolean(),
+        ignoredMayChange: Type.Optional(Type.Array(Type.String())),
+      }),
     ),
     trustPin: Type.String(),
     nodes: Type.Array(NodeView),

@@ -12,6 +12,7 @@ import {
   workingTreeListing,
   workingTreeScope,
 } from '../validators/git.js';
+import { ignoredFilesState } from '../validators/ignored-files.js';
 import type { ValidatorInputs } from '../validators/inputs.js';
 import { trustStorePath } from '../validators/trust-store.js';
 import type { DocumentRefsReader } from '../workers/document-refs.js';
@@ -143,7 +144,8 @@ async function trustStoreState(repoRoot: string): Promise<string[]> {
  * uncomparedPaths lists (untracked under the committed ignore rules only, ignored untracked
  * `.gitignore` files, index entries flagged skip-worktree or assume-unchanged), is bound by its
  * lstat identity, since a further edit of a file already listed leaves the listing as it was.
- * Every other path holds HEAD's bytes.
+ * Every other path holds HEAD's bytes. The git-ignored files outside the artifact root are bound by
+ * their listing with identities (ignored-files.ts), as the post-proof comparison reads them.
  */
 async function workingTreeState(repoRoot: string, realRoot: string): Promise<string[]> {
   const scope = await workingTreeScope(repoRoot, realRoot);
@@ -152,10 +154,11 @@ async function workingTreeState(repoRoot: string, realRoot: string): Promise<str
   const { status, uncompared } = await workingTreeListing(repo, scope);
   const changed = [...new Set([...statusChangedPaths(status), ...uncompared])].sort();
   if (changed.length > NAMED_PATHS_MAX) throw new RangeError('too many working-tree changes to bind');
-  const lines = await Promise.all(
-    changed.map(async (p) => `changed ${JSON.stringify(p)} ${await identity(top, p, 'leaf')}`),
-  );
-  return [`status ${createHash('sha256').update(status).digest('hex')}`, ...lines];
+  const [lines, ignored] = await Promise.all([
+    Promise.all(changed.map(async (p) => `changed ${JSON.stringify(p)} ${await identity(top, p, 'leaf')}`)),
+    ignoredFilesState(repoRoot, realRoot),
+  ]);
+  return [`status ${createHash('sha256').update(status).digest('hex')}`, ...lines, ignored];
 }
 
 /**

@@ -121,6 +121,7 @@ export function runView(
           rootKind: config.adapter.rootKind,
           sha256: config.adapter.sha256,
           finishLineAssurance: config.adapter.finishLineAssurance,
+          ...(config.adapter.ignoredMayChange ? { ignoredMayChange: config.adapter.ignoredMayChange } : {}),
         }
       : null,
     trustPin: config.trustPin,

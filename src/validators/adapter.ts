@@ -30,8 +30,9 @@ export function adapterRootsFromEnv(env: NodeJS.ProcessEnv = process.env): strin
  * agent-supplied: it must resolve inside the artifact root, HARNESS_REPO_ROOT or an
  * HARNESS_ADAPTER_ROOTS entry, and it is opened through artifact-root.ts, so no component below
  * the root may be a link (a link pointing back inside is refused too: it is never needed and is
- * how escapes start). Only runtime.requiredNodes, runtime.artifactByNode and
- * finishLineAssurance.required are consumed; other fields are ignored.
+ * how escapes start). Only runtime.requiredNodes, runtime.artifactByNode,
+ * finishLineAssurance.required and finishLineAssurance.ignoredMayChange are consumed; other fields
+ * are ignored.
  */
 export const ADAPTER_FILE = 'project-adapter.json';
 /** What a completion seal adds to each artifact path: `:"<64 hex digits>",`. */
@@ -193,7 +194,35 @@ export function parseAdapter(
       problems.push('finishLineAssurance.required must be a boolean');
     } else required = fla['required'] === true;
   }
+  const mayChange = isObject(fla) ? ignoredMayChange(fla['ignoredMayChange'], problems) : [];
   if (problems.length > 0) throw new AdapterPolicyError(`invalid adapter: ${problems.join('; ')}`);
   const sha256 = createHash('sha256').update(bytes).digest('hex');
-  return { record: { ...where, sha256, finishLineAssurance: required }, ...shape };
+  const record = { ...where, sha256, finishLineAssurance: required };
+  return { record: mayChange.length > 0 ? { ...record, ignoredMayChange: mayChange } : record, ...shape };
+}
+
+export const IGNORED_MAY_CHANGE_MAX = 100;
+
+/**
+ * `finishLineAssurance.ignoredMayChange`: at most IGNORED_MAY_CHANGE_MAX picomatch globs of at
+ * most 256 characters, relative (no leading `/`), without `..`, `\` or NUL. Sealed with the run.
+ */
+function ignoredMayChange(value: unknown, problems: string[]): string[] {
+  if (value === undefined) return [];
+  const where = 'finishLineAssurance.ignoredMayChange';
+  if (!Array.isArray(value) || value.length > IGNORED_MAY_CHANGE_MAX) {
+    problems.push(`${where} must be an array of at most ${IGNORED_MAY_CHANGE_MAX} globs`);
+    return [];
+  }
+  for (const glob of value) {
+    const ok =
+      typeof glob === 'string' &&
+      glob.length > 0 &&
+      glob.length <= 256 &&
+      !glob.startsWith('/') &&
+      !/[\\\0]/.test(glob) &&
+      !glob.split('/').includes('..');
+    if (!ok) problems.push(`${where}: ${JSON.stringify(glob)} is not a relative glob without ..`);
+  }
+  return problems.some((p) => p.startsWith(where)) ? [] : (value as string[]);
 }

@@ -56,6 +56,7 @@ export function factsFromView(view: RunViewT, realRoot: string | null): RunFacts
           path: '',
           sha256: view.adapter.sha256,
           finishLineAssurance: view.adapter.finishLineAssurance,
+          ...(view.adapter.ignoredMayChange ? { ignoredMayChange: view.adapter.ignoredMayChange } : {}),
         }
       : null,
     trustPin: view.trustPin,

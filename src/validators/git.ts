@@ -300,6 +300,23 @@ async function uncomparedWith(
   return paths;
 }
 
+/**
+ * Every file outside `excludeRel` the work tree's `.gitignore` files ignore, ignored directories
+ * entered, from the top level (ignored-files.ts); null when git cannot answer or past its ceiling.
+ */
+export async function ignoredPaths(repoRoot: string, excludeRel: string | null): Promise<string[] | null> {
+  const args = [
+    'ls-files',
+    '--others',
+    '--ignored',
+    '--exclude-per-directory=.gitignore',
+    '--full-name',
+    '-z',
+  ];
+  const r = await git(repoRoot, [...args, ...scopeSpec(excludeRel)]);
+  return r.exitCode === 0 ? names(r.stdout) : null;
+}
+
 interface IndexEntry {
   /** `git ls-files -v`'s tag: `S` skip-worktree, lower case assume-unchanged. */
   tag: string;
@@ -308,7 +325,6 @@ interface IndexEntry {
   path: string;
 }
 
-/** The index entries outside `excludeRel`, or null when git cannot list them. */
 /** Every index entry under `repoRoot` (tracked paths are never left out: the artifact root's neither). */
 async function indexEntries(repoRoot: string): Promise<IndexEntry[] | null> {
   const r = await git(repoRoot, ['ls-files', '-v', '-s', '--full-name', '-z', ...scopeSpec(null)]);

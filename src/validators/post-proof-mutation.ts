@@ -8,18 +8,25 @@ import { PACKET_PATH } from './corrective-work.js';
 import { loadDocument, loadJson, schemaIdOf } from './documents.js';
 import type { ContentRule } from './facts.js';
 import { changesSince, workingTreeScope } from './git.js';
+import { ignoredFilesProblems } from './ignored-files.js';
 import type { InputsOf } from './inputs.js';
 
-/** The proof and the packet; in git, the working tree compared with the commit the proof names. */
+/**
+ * The proof, the ignored-file listing it binds (`subject.ignored`, a reference the rule follows)
+ * and the packet; in git, the working tree, ignored files included, compared with the commit the
+ * proof names.
+ */
 export const postProofMutationInputs: InputsOf = (facts) => ({
   files: [facts.config.artifactByNode.prove, PACKET_PATH],
+  documents: [facts.config.artifactByNode.prove],
   repository: { workingTree: true, commitsNamedIn: [facts.config.artifactByNode.prove] },
 });
 
 /**
  * The rule-9 refusal "post-proof application mutation". A commissioned proof names the commit it
  * ran at on a clean tree; the repository working tree (outside the artifact root) must still equal
- * that commit, and the packet must bind the same commit. Anything git cannot answer is a problem.
+ * that commit, its git-ignored files must be those the proof ran with (ignored-files.ts), and the
+ * packet must bind the same commit. Anything git cannot answer is a problem.
  */
 export const postProofMutation: ContentRule = async (facts, env) => {
   if (env.realRoot === null) return [];
@@ -41,6 +48,9 @@ export const postProofMutation: ContentRule = async (facts, env) => {
       `application changed after proof at ${subject.commit}: ${shown}${changed.length > 5 ? ', ...' : ''}`,
     );
   }
+  problems.push(
+    ...(await ignoredFilesProblems(facts, { ...env, realRoot: env.realRoot }, proofPath, subject)),
+  );
 
   const packet = await loadJson(env.realRoot, PACKET_PATH, env.verified);
   if (packet.kind === 'ok' && schemaIdOf(packet.value) === RUN_PACKET_V3_ID) {

@@ -42,9 +42,17 @@ export interface CommissionedRun {
   phases: { pre: number; post: number };
 }
 
+export interface CommissionedOptions {
+  keyStatus?: 'active' | 'revoked';
+  /** Runs in the repository just before `harness proof run` (files the proof runs with). */
+  beforeProof?: (f: Fixture) => Promise<void>;
+  /** Merged into `finishLineAssurance` of the adapter. */
+  assurance?: Record<string, unknown>;
+}
+
 export async function commissionedRun(
   t: { teardown(fn: () => unknown): void },
-  opts: { keyStatus?: 'active' | 'revoked' } = {},
+  opts: CommissionedOptions = {},
 ): Promise<CommissionedRun> {
   const f = await buildFixture(t);
   const base = join(f.repo, '..');
@@ -83,10 +91,11 @@ export async function commissionedRun(
       Object.assign(rca[phase], { commit, exitCode, command: shellQuote(CHECK) });
     }
   });
+  await opts.beforeProof?.(f);
   await harness(['proof', 'run', '--run', f.runId, '--artifact-root', f.root, '--', ...CHECK]);
   await f.write('project-adapter.json', {
     runtime: { requiredNodes: [...REQUIRED] },
-    finishLineAssurance: { required: true },
+    finishLineAssurance: { required: true, ...opts.assurance },
   });
   await f.mutate('production/layer-assessment.json', (d) => {
     Object.assign(
@@ -163,6 +172,12 @@ export async function post(b: TestBridge, runId: string, body: object, human = f
  * granted by a human with both tokens. Returns the answer to run.completed.
  */
 export async function driveAndComplete(c: CommissionedRun) {
+  await driveToCompletion(c);
+  return post(c.b, c.f.runId, ev({ type: 'run.completed', nodeId: 'handoff', status: 'passed' }));
+}
+
+/** driveAndComplete up to (not including) run.completed. */
+export async function driveToCompletion(c: CommissionedRun) {
   const { b, f } = c;
   const ok = async (body: object, human = false) => {
     const r = await post(b, f.runId, body, human);
@@ -180,7 +195,6 @@ export async function driveAndComplete(c: CommissionedRun) {
     }
     await ok(ev({ type: 'gate.fired', nodeId: id, nodeState: 'passed', status: 'passed' }));
   }
-  return post(b, f.runId, ev({ type: 'run.completed', nodeId: 'handoff', status: 'passed' }));
 }
 
 /** Completes the run over HTTP and checks the view: completed, commissioned, the waiver's approval granted. */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Test } from 'tap';
 import { execa } from '#execa';
 import { type RosterInput, signReview, writeJsonArtifact } from '../../src/cli/evidence-tools.js';
-import { PRODUCTION_LAYERS } from '../../src/contract/artifacts/index.js';
+import { IGNORED_FILES_SCHEMA_ID, PRODUCTION_LAYERS } from '../../src/contract/artifacts/index.js';
 import {
   DEFAULT_ARTIFACT_BY_NODE,
   emptyState,
@@ -15,6 +15,7 @@ import {
 import { claimArtifact } from '../../src/validators/artifact-root.js';
 import type { FinishLineEnv, RunFacts } from '../../src/validators/facts.js';
 import { type FinishLineResult, runFinishLine } from '../../src/validators/finish-line.js';
+import { ignoredListingPath, listIgnoredFiles } from '../../src/validators/ignored-files.js';
 import { trustPinOf } from '../../src/validators/trust-store.js';
 
 /**
@@ -79,7 +80,7 @@ export async function buildFixture(
   await git('init', '-q', '-b', 'main');
   await git('config', 'user.email', 'fixture@example.invalid');
   await git('config', 'user.name', 'fixture');
-  await writeFile(join(repo, '.gitignore'), 'node_modules/\n');
+  await writeFile(join(repo, '.gitignore'), 'node_modules/\n.env\n');
 
   const keys = generateKeyPairSync('ed25519');
   const privateKeyPem = keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
@@ -113,6 +114,10 @@ export async function buildFixture(
     goal: { goalId: 'goal-1', runId, statement: 'add() adds' },
     summary: 'fix the add bug',
   });
+  // The ignored files the proof ran with, as `harness proof run` records them.
+  const listing = ignoredListingPath(A.prove);
+  await write(listing, { schema: IGNORED_FILES_SCHEMA_ID, runId, files: await listIgnoredFiles(repo, root) });
+  const ignored = { path: listing, sha256: (await claimArtifact(root, listing)).sha256 };
   await write(A.prove, {
     schema: 'harness.proof.v1',
     generatedAt: TS,
@@ -120,7 +125,7 @@ export async function buildFixture(
     status: 'passed',
     summary: 'regression suite passes',
     commands: [{ command, exitCode: 0, startedAt: TS, completedAt: TS, outputDigest: digest('a') }],
-    subject: { commit: postFix, dirty: false },
+    subject: { commit: postFix, dirty: false, ignored },
   });
   await write(A['production-readiness'], passingAssessment(runId, TS));
   if (corrective) {

@@ -1,5 +1,6 @@
 import type { TSchema } from '#typebox';
 import { type DocumentChecker, documentChecker } from './check.js';
+import { IGNORED_FILES_SCHEMA_ID, IgnoredFilesSchema } from './ignored-files.js';
 import {
   PRODUCTION_READINESS_V1_ID,
   PRODUCTION_READINESS_V2_ID,
@@ -24,6 +25,7 @@ import { SELF_HEAL_PROPOSAL_SCHEMA_ID, SelfHealProposalSchema } from './self-hea
 
 export * from './check.js';
 export * from './common.js';
+export * from './ignored-files.js';
 export * from './production-readiness.js';
 export * from './proof.js';
 export * from './rca.js';
@@ -48,6 +50,7 @@ export const ARTIFACT_SCHEMAS: Readonly<Record<string, TSchema>> = {
   [ROUTE_SCHEMA_ID]: RouteSchema,
   [AUTHORITATIVE_ASSURANCE_ID]: AuthoritativeAssuranceSchema,
   [SECRETS_ALLOWED_SCHEMA_ID]: SecretsAllowedSchema,
+  [IGNORED_FILES_SCHEMA_ID]: IgnoredFilesSchema,
 };
 
 const checkers = new Map<string, DocumentChecker>();
