@@ -202,6 +202,39 @@ t.test('adapter-policy: each bound holds up to the byte, and refuses one past it
   await refuse(t, o, `larger than ${ADAPTER_MAX_BYTES} bytes`);
 });
 
+t.test(
+  'finishLineAssurance.ignoredMayChange: relative globs are sealed, anything else refused',
+  async (t) => {
+    const d = await dirs(t);
+    const o = atRoot(d);
+    const globs = ['node_modules/.cache/**', '**/__pycache__/**'];
+    await writeFile(
+      join(d.root, 'project-adapter.json'),
+      JSON.stringify({ finishLineAssurance: { required: true, ignoredMayChange: globs } }),
+    );
+    t.same((await resolveAdapter(o))?.record.ignoredMayChange, globs, 'sealed with the adapter record');
+    await writeFile(
+      join(d.root, 'project-adapter.json'),
+      JSON.stringify({ finishLineAssurance: { required: true } }),
+    );
+    t.notOk((await resolveAdapter(o))?.record.ignoredMayChange, 'absent when the adapter names none');
+    const may = (value: unknown) => JSON.stringify({ finishLineAssurance: { ignoredMayChange: value } });
+    for (const [body, fragment] of [
+      [may('node_modules/**'), 'must be an array of at most 100 globs'],
+      [may(Array.from({ length: 101 }, (_, i) => `cache-${i}/**`)), 'must be an array of at most 100 globs'],
+      [may(['../outside/**']), '"../outside/**" is not a relative glob'],
+      [may(['/abs/**']), '"/abs/**" is not a relative glob'],
+      [may(['a\\b']), 'is not a relative glob'],
+      [may(['']), '"" is not a relative glob'],
+      [may([7]), '7 is not a relative glob'],
+      [may(['x'.repeat(257)]), 'is not a relative glob'],
+    ] as const) {
+      await writeFile(join(d.root, 'project-adapter.json'), body);
+      await refuse(t, o, fragment);
+    }
+  },
+);
+
 t.test('defaultRunShape: all 14 nodes and the default artifacts', async (t) => {
   const s = defaultRunShape();
   t.equal(s.requiredNodes.length, 14);
