@@ -310,11 +310,14 @@ t.test('the runs list shows every seeded run with the bridge’s status, mode, n
   t.same(live.slice(0, 5), ['running', 'live', 'redzone', String(liveEvents), '1']);
   t.match(live[5], /ago|just now/);
   t.match(await page.locator(`tr[data-run-id="${LIVE_RUN}"] th`).textContent(), /Add rate limiting/);
-  t.same((await cells(COMPLETED_RUN)).slice(0, 3), ['completed', 'live', 'handoff']);
-  // A quarantined record says nothing derived from it, whichever check quarantined it: its
-  // summary's zeros and its quarantine time as "last update" are placeholders, shown as unknown.
-  t.same(await cells(DRIFTED_RUN), ['quarantined', '—', '—', '—', '—', '—']);
-  t.same(await cells(TAMPERED_RUN), ['quarantined', '—', '—', '—', '—', '—']);
+  // The list comes from the bridge's run index: a completed run as its record says, marked as
+  // re-verified when opened; a run is authenticated when opened, so the drift and the tampering
+  // seeded behind the bridge show once each run is read (the next test), and the list then agrees.
+  const completed = await cells(COMPLETED_RUN);
+  t.same(completed.slice(1, 3), ['live', 'handoff']);
+  t.equal(completed[0], 'completedas recorded; re-verified when opened');
+  t.equal((await cells(DRIFTED_RUN))[0], 'completedas recorded; re-verified when opened');
+  t.equal((await cells(TAMPERED_RUN))[0], 'running');
   t.match(await page.getByRole('status').textContent(), /Connected/);
   await page.screenshot({ path: join(SHOTS, 'runs-list.png') });
 });
@@ -479,6 +482,18 @@ t.test('quarantined runs get a plain banner with the bridge’s reasons', async 
   t.equal(await page.locator('.lane').count(), 0, 'an unauthenticated record shows no derived state');
   t.same(await facts(), { Status: 'quarantined', ...UNKNOWN_FACTS });
   t.equal(await eventsLine.textContent(), QUARANTINED_EVENTS);
+  // A quarantined record says nothing derived from it in the list either, whichever check
+  // quarantined it: its summary's zeros and quarantine time are placeholders, shown as unknown.
+  await page.goto(`${ui.origin}/`);
+  await page.locator('table.runs tbody tr').nth(4).waitFor();
+  for (const id of [DRIFTED_RUN, TAMPERED_RUN])
+    t.same(
+      await page
+        .locator(`tr[data-run-id="${id}"] td`)
+        .evaluateAll((els) => els.map((e) => (e.textContent ?? '').trim())),
+      ['quarantined', '—', '—', '—', '—', '—'],
+      `${id} in the list`,
+    );
 });
 
 t.test('a completed run drifting on disk turns quarantined on screen', async (t) => {
