@@ -58,12 +58,12 @@ export type IndexRead =
 const blockMac = (key: Buffer, prev: string, lines: Buffer): string =>
   createHmac('sha256', key).update(`${DOMAIN}\0${prev}\0`).update(lines).digest('hex');
 
-export function entryLine(e: IndexedRun): string {
+function entryLine(e: IndexedRun): string {
   return `${e.runId}\t${runDirName(e.runId)}\t${e.createdAt}\t${e.count}\t${e.head ?? '-'}\t${e.summary ?? '-'}`;
 }
 
 /** The line saying a run's entry is void: the run was removed (a refused first event). */
-export const removalLine = (runId: string): string => `${runId}\t-`;
+const removalLine = (runId: string): string => `${runId}\t-`;
 
 function parseEntry(line: string): { entry: IndexedRun; dir: string } | null {
   const f = line.split('\t');
@@ -158,8 +158,7 @@ export class IndexFile {
     private readonly trustPin: string,
     private handle: FileHandle,
     private prev: string,
-    /** Bytes of the file, and of it the bytes appended since it was last written whole. */
-    private size: number,
+    /** Bytes appended since the file was last written whole (all of them, for a file read). */
     private appended: number,
   ) {}
 
@@ -167,19 +166,15 @@ export class IndexFile {
   static async open(path: string, key: Buffer, trustPin: string, read: IndexRead): Promise<IndexFile> {
     // Not read (absent or untrusted): the caller rewrites it whole before appending anything.
     if (read.kind !== 'read')
-      return new IndexFile(path, key, trustPin, await openNoFollow(path, READ_APPEND, 0o600), '', 0, 0);
+      return new IndexFile(path, key, trustPin, await openNoFollow(path, READ_APPEND, 0o600), '', 0);
     const handle = await openNoFollow(path, READ_APPEND, 0o600);
     if (read.validBytes < read.bytes) await truncateTo(handle.fd, read.validBytes);
-    return new IndexFile(path, key, trustPin, handle, read.lastMac, read.validBytes, read.validBytes);
+    return new IndexFile(path, key, trustPin, handle, read.lastMac, read.validBytes);
   }
 
   /** Bytes appended since the file was last written whole. */
   get appendedBytes(): number {
     return this.appended;
-  }
-
-  get broken(): Error | null {
-    return this.failure;
   }
 
   private block(lines: string[]): Buffer {
@@ -199,7 +194,6 @@ export class IndexFile {
       const data = this.block([...entries.map(entryLine), ...removed.map(removalLine)]);
       try {
         await writeAll(this.handle.fd, data);
-        this.size += data.length;
         this.appended += data.length;
       } catch (err) {
         this.failure = err as Error;
@@ -238,7 +232,6 @@ export class IndexFile {
       const old = this.handle;
       this.handle = await openNoFollow(this.path, READ_APPEND, 0o600);
       await old.close().catch(() => {});
-      this.size = data.length;
       this.appended = 0;
       this.failure = null;
     });

@@ -1,4 +1,9 @@
-import type { IndexedRun } from './run-index-file.js';
+import type { OpenRun } from './run-files.js';
+import type { IndexedRun, IndexFile } from './run-index-file.js';
+import { packSummary, runSummary } from './run-summary.js';
+
+/** Appended index bytes tolerated before the file is rewritten whole. */
+const REWRITE_SLACK = 8 * 1024 * 1024;
 
 /** A run as the index holds it: its creation stamp, durable head and list summary. */
 export type IndexEntry = IndexedRun;
@@ -31,10 +36,19 @@ const creationOrder = (a: IndexEntry, b: IndexEntry): number =>
  * stamps and the run ceiling. Startup refuses a data directory holding more runs than the ceiling
  * (storage/layout.ts), so a creation past it is refused before anything is written; creations in
  * flight each hold a place, so concurrent ones cannot overshoot.
+ *
+ * Its durable form is the index file (run-index-file.ts): a changed entry is appended to it on the
+ * next turn of the event loop, coalesced with every other change meanwhile, with no sync; `sync`
+ * makes every change durable (commit-log checkpoints, shutdown).
  */
 export class RunIndex {
   private readonly entries = new Map<string, IndexEntry>();
   private readonly order: string[] = [];
+  private file: IndexFile | null = null;
+  /** Entries changed, and runs removed, since the file was last appended to. */
+  private readonly changed = new Set<IndexEntry>();
+  private readonly removed = new Set<string>();
+  private flush: NodeJS.Immediate | null = null;
   /** The newest run's creation time, in ms: no two runs share one (see `nextCreatedAt`). */
   private lastCreatedMs = 0;
   /** Creations between the ceiling check and their `add`. */
@@ -81,10 +95,82 @@ export class RunIndex {
     }
   }
 
+  /** A run removed before its first append leaves the index file too. */
   remove(runId: string): void {
+    const entry = this.entries.get(runId);
+    if (entry) this.changed.delete(entry);
     this.entries.delete(runId);
     const at = this.order.lastIndexOf(runId);
     if (at >= 0) this.order.splice(at, 1);
+    this.removed.add(runId);
+    this.schedule();
+  }
+
+  /** From now on, changes go to `file` (written whole first when `rewrite`). */
+  async persist(file: IndexFile, rewrite: boolean): Promise<void> {
+    this.file = file;
+    if (rewrite) await file.rewrite(this.all());
+    this.schedule();
+  }
+
+  /** Queues entries for the next append to the file. */
+  note(...entries: IndexEntry[]): void {
+    for (const e of entries) {
+      this.changed.add(e);
+      this.removed.delete(e.runId);
+    }
+    this.schedule();
+  }
+
+  /**
+   * The run's entry takes the run as it stands: its journal's record count and head, and its
+   * summary. Only for a run whose every record is durable (an entry ahead of its journal would
+   * read as a rollback at the next start).
+   */
+  record(run: OpenRun): void {
+    const entry = this.entries.get(run.runId);
+    if (!entry) return;
+    const count = run.journal.count;
+    entry.count = count;
+    entry.head = count === 0 ? null : run.journal.headMac;
+    entry.summary = packSummary(runSummary(run.runId, run.state, run.config));
+    this.note(entry);
+  }
+
+  private schedule(): void {
+    if (this.file === null || this.flush !== null || this.changed.size + this.removed.size === 0) return;
+    this.flush = setImmediate(() => {
+      this.flush = null;
+      void this.append();
+    });
+  }
+
+  private append(): Promise<void> {
+    const entries = [...this.changed];
+    const removed = [...this.removed];
+    this.changed.clear();
+    this.removed.clear();
+    return this.file!.append(entries, removed);
+  }
+
+  /**
+   * Every change in the file, durably: appended and synced, or the file rewritten whole once the
+   * appended blocks outgrow the live entries (about 512 bytes each).
+   */
+  async sync(): Promise<void> {
+    if (this.file === null) return;
+    if (this.flush !== null) {
+      clearImmediate(this.flush);
+      this.flush = null;
+    }
+    await this.append();
+    const appended = this.file.appendedBytes;
+    if (appended > REWRITE_SLACK && appended > this.size * 512) await this.file.rewrite(this.all());
+    else await this.file.sync();
+  }
+
+  async close(): Promise<void> {
+    await this.file?.close();
   }
 
   nextCreatedAt(): string {

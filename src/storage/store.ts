@@ -36,16 +36,14 @@ import {
   removeRunDirectory,
   writeConfig,
 } from './run-files.js';
-import { type IndexEntry, RunIndex, unreadEntry } from './run-index.js';
+import { RunIndex, unreadEntry } from './run-index.js';
 import { IndexFile, type IndexRead, RUN_INDEX_FILE, readIndexFile } from './run-index-file.js';
-import { packSummary, runSummary, unpackSummary } from './run-summary.js';
+import { unpackSummary } from './run-summary.js';
 import { SNAPSHOT_SCHEMA, writeSnapshot } from './snapshot.js';
 import type { LoadResult, QuarantineInfo, RunStorage } from './types.js';
 
 export type { LoadResult, QuarantineInfo } from './types.js';
 
-/** Appended index bytes tolerated before the file is rewritten whole. */
-const INDEX_SLACK = 8 * 1024 * 1024;
 /** Records since a run's snapshot that make its eviction write one (see `evict`). */
 const EVICTION_SNAPSHOT_MIN = 256;
 const noop = () => {};
@@ -96,11 +94,6 @@ export class RunStore implements RunStorage {
   private readonly snapshots = new WeakMap<OpenRun, Promise<void>>();
   private readonly cacheSize: number;
   private readonly log: (msg: string) => void;
-  /** Entries changed since the index file was last appended to. */
-  private readonly indexPending = new Set<IndexEntry>();
-  private readonly indexRemoved = new Set<string>();
-  private indexFlush: NodeJS.Immediate | null = null;
-  private indexFile!: IndexFile;
 
   /** The byte ceilings this store enforces on each journal and snapshot (health reports them). */
   get ceilings(): { journalMaxBytes: number; snapshotMaxBytes: number; maxRuns: number } {
@@ -128,7 +121,7 @@ export class RunStore implements RunStorage {
     // longer holds, the index holds durably.
     let store: RunStore | null = null;
     const beforeEmpty = async () => {
-      if (store) await store.syncIndex();
+      if (store) await store.index.sync();
     };
     // Acknowledged records the journals lack (a crash lost them with the page cache) come back
     // from the commit log before any run is read.
@@ -140,11 +133,13 @@ export class RunStore implements RunStorage {
     const { configs, runIndex: _, ...kept } = opts;
     store = new RunStore(kept, commitLog);
     try {
-      store.indexFile = await IndexFile.open(path, opts.integrityKey, opts.trustPin, read);
       await store.buildIndex(read, configs, disputed, named);
+      // Written whole when it was not read, or when superseded entries outnumber the live ones.
+      const file = await IndexFile.open(path, opts.integrityKey, opts.trustPin, read);
+      await store.index.persist(file, read.kind !== 'read' || read.lines > 2 * read.runs.size + 4096);
     } catch (err) {
       await commitLog.close();
-      await (store.indexFile as IndexFile | undefined)?.close();
+      await store.index.close();
       throw err;
     }
     return store;
@@ -178,61 +173,8 @@ export class RunStore implements RunStorage {
       if (e) e.summary = null;
     }
     for (const [runId, reason] of quarantines) this.quarantine(runId, reason);
-    // Written whole when it was not read, or when superseded entries outnumber the live ones.
-    if (indexed === null || indexed.lines > 2 * indexed.runs.size + 4096)
-      await this.indexFile.rewrite(this.index.all());
-    else this.noteIndex(...entries.filter((e) => !indexed.runs.has(e.runId)));
-  }
-
-  /** Queues entries for the next append to the index file (coalesced; no sync). */
-  private noteIndex(...entries: IndexEntry[]): void {
-    for (const e of entries) {
-      this.indexPending.add(e);
-      this.indexRemoved.delete(e.runId);
-    }
-    if (this.indexPending.size + this.indexRemoved.size === 0 || this.indexFlush !== null) return;
-    this.indexFlush = setImmediate(() => {
-      this.indexFlush = null;
-      this.appendIndex();
-    });
-  }
-
-  private appendIndex(): Promise<void> {
-    const entries = [...this.indexPending];
-    const removed = [...this.indexRemoved];
-    this.indexPending.clear();
-    this.indexRemoved.clear();
-    return this.indexFile.append(entries, removed);
-  }
-
-  /** A run removed before its first append leaves the index (and the index file) too. */
-  private unindex(runId: string): void {
-    const entry = this.index.get(runId);
-    if (entry) this.indexPending.delete(entry);
-    this.index.remove(runId);
-    this.indexRemoved.add(runId);
-    this.noteIndex();
-  }
-
-  /** Every changed entry in the index file, durably (a checkpoint, shutdown). */
-  private async syncIndex(): Promise<void> {
-    if (this.indexFlush !== null) {
-      clearImmediate(this.indexFlush);
-      this.indexFlush = null;
-    }
-    await this.appendIndex();
-    if (this.indexFile.appendedBytes > INDEX_SLACK && this.indexFile.appendedBytes > this.index.size * 512)
-      await this.indexFile.rewrite(this.index.all());
-    else await this.indexFile.sync();
-  }
-
-  /** A record of `run` durable: its entry takes the head and summary it had when appended. */
-  private indexDurable(entry: IndexEntry, count: number, head: string, summary: string): void {
-    if (count <= entry.count) return;
-    entry.count = count;
-    entry.head = head;
-    entry.summary = summary;
-    this.noteIndex(entry);
+    // Runs the index file lacks are appended to it.
+    if (indexed !== null) this.index.note(...entries.filter((e) => !indexed.runs.has(e.runId)));
   }
 
   /**
@@ -328,13 +270,9 @@ export class RunStore implements RunStorage {
           { ...this.opts, indexed: entry },
         );
         run = opened.run;
-        const count = run.journal.count;
-        if (entry.summary === null || entry.count !== count) {
-          entry.count = count;
-          entry.head = count === 0 ? null : run.journal.headMac;
-          entry.summary = packSummary(runSummary(runId, run.state, run.config));
-          this.noteIndex(entry);
-        }
+        // Opened, every record on file is durable: an entry not summarized since this start, or
+        // behind the journal, catches up.
+        if (entry.summary === null || entry.count !== run.journal.count) this.index.record(run);
         if (opened.truncatedBytes > 0)
           this.log(`run ${runId}: truncated ${opened.truncatedBytes} torn bytes`);
         if (opened.snapshotStale) this.snapshotLater(run);
@@ -394,7 +332,7 @@ export class RunStore implements RunStorage {
     } catch (err) {
       // Out of descriptors, say: the request fails, and the run it would have created is not left
       // behind (an empty run a retry would find already existing).
-      this.unindex(config.runId);
+      this.index.remove(config.runId);
       await removeRunDirectory(this.opts.dataDir, paths.dir, config.runId);
       throw err;
     }
@@ -410,16 +348,8 @@ export class RunStore implements RunStorage {
     };
     this.cache.set(config.runId, run);
     this.trimCache();
-    this.summarize(run);
+    this.index.record(run);
     return run;
-  }
-
-  /** A run's entry takes its summary now (creation, a resealed config: nothing appended yet). */
-  private summarize(run: OpenRun): void {
-    const entry = this.index.get(run.runId);
-    if (!entry || run.journal.count !== entry.count) return;
-    entry.summary = packSummary(runSummary(run.runId, run.state, run.config));
-    this.noteIndex(entry);
   }
 
   /** Run files are written only while the data directory's lease is this bridge's. */
@@ -434,7 +364,7 @@ export class RunStore implements RunStorage {
   async discardUnused(run: OpenRun): Promise<void> {
     if (run.journal.count > 0 || this.cache.get(run.runId) !== run) return;
     this.cache.delete(run.runId);
-    this.unindex(run.runId);
+    this.index.remove(run.runId);
     await run.journal.close();
     await removeRunDirectory(this.opts.dataDir, run.paths.dir, run.runId);
   }
@@ -446,7 +376,7 @@ export class RunStore implements RunStorage {
     await writeConfig(run.paths.config, this.opts.integrityKey, config);
     run.config = config;
     run.journal.rebase(configMac(this.opts.integrityKey, config));
-    this.summarize(run);
+    this.index.record(run);
   }
 
   /** Appends one event; the state changes now, the promise settles when the record is durable. */
@@ -460,15 +390,12 @@ export class RunStore implements RunStorage {
     applyEntry(run.state, result.entry);
     run.ids.add(event.id, result.entry.seq);
     if (++run.sinceSnapshot >= SNAPSHOT_EVERY) this.snapshotLater(run);
-    // The index takes the run as it is after this record once the record is durable, never before:
-    // an entry ahead of the journal would read as a rollback at the next start.
-    const entry = this.index.get(run.runId);
-    if (entry) {
-      const count = run.journal.count;
-      const head = run.journal.headMac;
-      const summary = packSummary(runSummary(run.runId, run.state, run.config));
-      result.durable.then(() => this.indexDurable(entry, count, head, summary), noop);
-    }
+    // The index takes the run once this record is durable, unless a later record is then still
+    // on its way (that record's turn comes): an entry is never ahead of its journal.
+    const count = run.journal.count;
+    result.durable.then(() => {
+      if (run.journal.count === count) this.index.record(run);
+    }, noop);
     return result;
   }
 
@@ -552,6 +479,6 @@ export class RunStore implements RunStorage {
     for (const run of [...this.cache.values()]) this.evict(run, true);
     while (this.background.size > 0) await Promise.all([...this.background]);
     await this.commitLog.close();
-    await this.indexFile.close();
+    await this.index.close();
   }
 }

@@ -6,14 +6,14 @@ import { CLI } from './cli.js';
 /**
  * `harness bridge` as its own process (env from the test env), as an operator runs it: for attacks
  * on the bridge process itself (its /proc/<pid>/environ holds the credentials), or as another user
- * (`as`, which needs root). Stopped in teardown.
+ * (`as`, which needs root), or under Node options (`node`, a heap limit say). Stopped in teardown.
  */
 export async function spawnBridge(
   t: { teardown(fn: () => unknown): void },
   te: TestEnv,
-  as: { uid?: number; gid?: number } = {},
+  { node = [], ...as }: { uid?: number; gid?: number; node?: string[] } = {},
 ) {
-  const child = spawn(process.execPath, [CLI, 'bridge'], {
+  const child = spawn(process.execPath, [...node, CLI, 'bridge'], {
     env: te.env,
     stdio: ['ignore', 'pipe', 'pipe'],
     ...as,

@@ -1,8 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import t from 'tap';
 import { runPaths } from '../../src/storage/paths.js';
 import { RUN_INDEX_FILE, readIndexFile } from '../../src/storage/run-index-file.js';
@@ -14,7 +12,7 @@ import {
   type TestBridge,
   type TestEnv,
 } from '../helpers/bridge.js';
-import { CLI } from '../helpers/paths.js';
+import { spawnBridge } from '../helpers/spawned-bridge.js';
 
 /**
  * The run index (storage/run-index-file.ts): `GET /runs` and startup read it instead of every
@@ -44,23 +42,6 @@ async function withRuns(ids: string[], events = 1): Promise<TestEnv> {
   return te;
 }
 
-async function spawnBridge(
-  env: Record<string, string>,
-  nodeOptions: string[] = [],
-): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [...nodeOptions, CLI, 'bridge'], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4000)));
-  for await (const line of createInterface({ input: child.stdout! })) {
-    const m = /^Server listening at (http:\/\/\S+)$/.exec(line);
-    if (m) return { child, url: m[1]! };
-  }
-  throw new Error(`the bridge exited before listening: ${stderr}`);
-}
-
 /** Cuts the index file after the first half of its blocks (each `#<MAC> <length>` and its lines). */
 async function cutIndexBlocks(path: string): Promise<void> {
   const data = await readFile(path);
@@ -86,12 +67,8 @@ const post = (url: string, token: string, runId: string, body: object) =>
 
 t.test('kill -9 mid-creation: every acknowledged run is listed as it is, and no other', async (t) => {
   const te = await makeTestEnv();
-  const env: Record<string, string> = { ...te.env };
-  const token = env['HARNESS_BRIDGE_ACCESS_TOKEN']!;
-  const { child, url } = await spawnBridge(env);
-  t.teardown(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
+  const token = te.env['HARNESS_BRIDGE_ACCESS_TOKEN']!;
+  const { child, url } = await spawnBridge(t, te);
   const exited = once(child, 'exit');
   const acked = new Set<string>();
   const tried = new Set<string>();
@@ -295,11 +272,9 @@ t.test('a run directory removed or added behind the bridge', async (t) => {
 t.test('a creation burst and a listing after restart fit a 256 MiB heap', async (t) => {
   const RUNS = 3000;
   const te = await makeTestEnv();
-  const env: Record<string, string> = { ...te.env };
-  const token = env['HARNESS_BRIDGE_ACCESS_TOKEN']!;
-  const heap = ['--max-old-space-size=256'];
-  const first = await spawnBridge(env, heap);
-  t.teardown(() => first.child.kill('SIGKILL'));
+  const token = te.env['HARNESS_BRIDGE_ACCESS_TOKEN']!;
+  const heap = { node: ['--max-old-space-size=256'] };
+  const first = await spawnBridge(t, te, heap);
   let next = 0;
   await Promise.all(
     Array.from({ length: 16 }, async () => {
@@ -312,8 +287,7 @@ t.test('a creation burst and a listing after restart fit a 256 MiB heap', async 
   const stopped = once(first.child, 'exit');
   first.child.kill('SIGTERM');
   t.equal((await stopped)[0], 0, 'a clean stop');
-  const second = await spawnBridge(env, heap);
-  t.teardown(() => second.child.kill('SIGKILL'));
+  const second = await spawnBridge(t, te, heap);
   let seen = 0;
   for (let cursor = 0; cursor < RUNS; cursor += 50) {
     const r = await fetch(`${second.url}/runs?limit=50&cursor=${cursor}`, {
