@@ -130,7 +130,7 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
     });
     // The run index first: the layout check then reads only the run directories it lacks.
     const runIndex = await readIndexFile(join(env.dataDir, RUN_INDEX_FILE), env.integrityKey, env.trustPin);
-    const configs = await checkLayout(
+    const { configs, listing } = await checkLayout(
       env.dataDir,
       env.integrityKey,
       env.trustPin,
@@ -144,6 +144,7 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
       integrityKey: env.integrityKey,
       trustPin: env.trustPin,
       configs,
+      listing,
       runIndex,
       fence: lease.fence,
       ...(opts.log ? { log: opts.log } : {}),

@@ -31,6 +31,30 @@ export interface LayoutFindings {
   configs: LayoutConfigs;
   /** Interrupted run creations (`.tmp-run-*`), which startup removes. */
   interrupted: string[];
+  listing: RunDirListing;
+}
+
+/** The run directories startup found, against the run index's (by directory name). */
+export interface RunDirListing {
+  /** Run directories the index lacks, which startup reads in full. */
+  unindexed: string[];
+  /** Runs the index holds whose directory is gone. */
+  missing: string[];
+}
+
+/** `names` (every run directory name in the data directory) against the index's directories. */
+export function runDirListing(names: string[], indexed: ReadonlyMap<string, string>): RunDirListing {
+  const unindexed: string[] = [];
+  let present = 0;
+  for (const name of names) {
+    if (indexed.has(name)) present++;
+    else unindexed.push(name);
+  }
+  if (present === indexed.size) return { unindexed, missing: [] };
+  const all = new Set(names);
+  const missing: string[] = [];
+  for (const [dir, runId] of indexed) if (!all.has(dir)) missing.push(runId);
+  return { unindexed, missing };
 }
 
 /** At most this many entries are named in a refusal, so it stays one readable line. */
@@ -67,12 +91,12 @@ export async function checkLayout(
   trustPin: string,
   maxRuns: number = RUN_DIRECTORY_MAX,
   indexed?: ReadonlyMap<string, string>,
-): Promise<LayoutConfigs> {
+): Promise<{ configs: LayoutConfigs; listing: RunDirListing }> {
   const found = await scanLayout(dataDir, key, trustPin, maxRuns, indexed);
   // rm removes a link itself, never what it points to.
   for (const name of found.interrupted) await rm(join(dataDir, name), { recursive: true, force: true });
   refuse(dataDir, found);
-  return found.configs;
+  return { configs: found.configs, listing: found.listing };
 }
 
 const isInterrupted = (name: string): boolean => name.startsWith('.tmp-run-');
@@ -101,14 +125,16 @@ export async function scanLayout(
   maxRuns: number = RUN_DIRECTORY_MAX,
   indexed: ReadonlyMap<string, string> = new Map(),
 ): Promise<LayoutFindings> {
-  const entries = (await readdir(dataDir, { withFileTypes: true })).sort(byName);
-  let runs = 0;
+  const entries = await readdir(dataDir, { withFileTypes: true });
+  // Names as the index wrote them need no pattern test (100,000 of them at most).
+  const isRunDir = (name: string) => indexed.has(name) || RUN_DIR_PATTERN.test(name);
+  const runDirs: string[] = [];
   let others = 0;
   for (const { name } of entries) {
-    if (RUN_DIR_PATTERN.test(name)) runs++;
+    if (isRunDir(name)) runDirs.push(name);
     else if (!isInterrupted(name) && name !== RUN_INDEX_FILE) others++;
   }
-  if (runs > maxRuns) {
+  if (runDirs.length > maxRuns) {
     throw new StartupError(
       `HARNESS_DATA_DIR ${dataDir} holds more than ${maxRuns} runs: archive it and start with a fresh data directory`,
     );
@@ -125,6 +151,7 @@ export async function scanLayout(
     otherPin: [],
     configs: new Map(),
     interrupted: [],
+    listing: runDirListing(runDirs, indexed),
   };
   for (const entry of entries) {
     const name = entry.name;
@@ -142,7 +169,7 @@ export async function scanLayout(
       found.special.push(name);
     } else if (!entry.isDirectory()) {
       if (isRunFile(name) || RUN_DIR_PATTERN.test(name)) found.legacy.push(name);
-    } else if (RUN_DIR_PATTERN.test(name)) {
+    } else if (isRunDir(name)) {
       // A run the authenticated run index holds is checked when it is opened (storage/store.ts):
       // startup does not read every run's files.
       if (!indexed.has(name)) await checkRunDir(path, name, key, trustPin, found);
@@ -150,6 +177,9 @@ export async function scanLayout(
       found.legacy.push(name);
     }
   }
+  // Listed by name, in code-unit order, whatever order the directory was read in.
+  for (const names of [found.links, found.special, found.legacy, found.otherPin, found.interrupted])
+    names.sort();
   return found;
 }
 

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import type { RunConfig } from '../contract/index.js';
 import type { Disputed } from './commit-log-replay.js';
 import { readDriftQuarantines } from './drift-quarantines.js';
-import type { LayoutConfigs } from './layout.js';
+import { type LayoutConfigs, type RunDirListing, runDirListing } from './layout.js';
 import { readTextNoFollow } from './no-follow.js';
 import { CONFIG_FILE, isCanonicalRunId, RUN_DIR_PATTERN, runDirName, SNAPSHOT_FILE } from './paths.js';
 import { readConfig } from './run-files.js';
@@ -49,13 +49,17 @@ export async function attributeRunDirs(
   configs: LayoutConfigs | undefined,
   logged: readonly string[] = [],
   indexed: ReadonlyMap<string, string> = new Map(),
+  listing?: RunDirListing,
 ): Promise<{ entries: IndexEntry[]; quarantines: [string, string][]; missing: string[] }> {
-  const all = (await readdir(dataDir)).filter((d) => RUN_DIR_PATTERN.test(d));
-  const present = new Set(all);
   // Runs the index holds are attributed by it (and authenticated when opened); a directory it
   // holds that is gone is reported, as is every directory it does not hold, read here in full.
-  const missing = [...indexed].filter(([dir]) => !present.has(dir)).map(([, runId]) => runId);
-  const dirs = all.filter((d) => !indexed.has(d)).sort();
+  const { unindexed, missing } =
+    listing ??
+    runDirListing(
+      (await readdir(dataDir)).filter((d) => RUN_DIR_PATTERN.test(d)),
+      indexed,
+    );
+  const dirs = [...unindexed].sort();
   // One at a time: a data directory holds up to 100000 runs (startup's layout check has usually
   // authenticated every config already).
   const read: { dir: string; path: string; config?: RunConfig; error?: Error }[] = [];
@@ -100,31 +104,32 @@ export async function startupRuns(
   configs: LayoutConfigs | undefined,
   disputed: readonly Disputed[],
   logged: readonly string[],
-  index: { runs: ReadonlyMap<string, IndexEntry>; dirs: ReadonlyMap<string, string> } | null = null,
-): Promise<{ entries: IndexEntry[]; quarantines: [string, string][] }> {
-  const found = await attributeRunDirs(dataDir, key, configs, logged, index?.dirs);
+  index: { runs: Map<string, IndexEntry>; dirs: ReadonlyMap<string, string> } | null = null,
+  listing?: RunDirListing,
+): Promise<{ runs: Map<string, IndexEntry>; added: IndexEntry[]; quarantines: [string, string][] }> {
+  const found = await attributeRunDirs(dataDir, key, configs, logged, index?.dirs, listing);
   const { quarantines } = found;
-  // A run directory removed (archived) while the bridge was stopped takes its run with it, as it
-  // always has: the ID may then be used for a new run.
-  const gone = new Set(found.missing);
-  const entries = [...found.entries];
-  const attributed = new Set(entries.map((e) => e.runId));
-  for (const e of index?.runs.values() ?? [])
-    if (!attributed.has(e.runId) && !gone.has(e.runId)) entries.push(e);
-  const created = new Map(entries.map((e) => [e.runId, e.createdAt]));
+  // The index's entries, less the runs whose directory was removed (archived) while the bridge was
+  // stopped, as it always has: the ID may then be used for a new run. A directory the index
+  // lacks is attributed from its files, over any entry for the same run.
+  const runs = index?.runs ?? new Map<string, IndexEntry>();
+  for (const runId of found.missing) runs.delete(runId);
+  const added = [...found.entries];
+  for (const e of added) runs.set(e.runId, e);
   for (const d of disputed) {
     // A run the log names without a journal has no directory: it is indexed all the same, so
     // its ID is refused (409 run_quarantined) rather than created afresh, with writes answered
     // 201 that a later start, still finding the disputed record, would then hide.
-    if (!created.has(d.runId)) {
+    if (!runs.has(d.runId)) {
       if (!isCanonicalRunId(d.runId)) continue;
-      created.set(d.runId, EPOCH);
-      entries.push(unreadEntry(d.runId, EPOCH));
+      const e = unreadEntry(d.runId, EPOCH);
+      runs.set(d.runId, e);
+      added.push(e);
     }
     quarantines.push([d.runId, d.reason]);
   }
   for (const d of await readDriftQuarantines(dataDir)) {
-    if (created.get(d.runId) === d.createdAt) quarantines.push([d.runId, d.reason]);
+    if (runs.get(d.runId)?.createdAt === d.createdAt) quarantines.push([d.runId, d.reason]);
   }
-  return { entries, quarantines };
+  return { runs, added, quarantines };
 }

@@ -46,8 +46,9 @@ export type IndexRead =
       runs: Map<string, IndexedRun>;
       /** The run directory of every entry, as written (so startup hashes no run ID). */
       dirs: Map<string, string>;
-      /** Entry lines read, superseded ones included. */
+      /** Entry lines read, superseded ones included, and blocks. */
       lines: number;
+      blocks: number;
       bytes: number;
       validBytes: number;
       lastMac: string;
@@ -65,86 +66,145 @@ function entryLine(e: IndexedRun): string {
 /** The line saying a run's entry is void: the run was removed (a refused first event). */
 const removalLine = (runId: string): string => `${runId}\t-`;
 
-function parseEntry(line: string): { entry: IndexedRun; dir: string } | null {
-  const f = line.split('\t');
-  if (f.length !== 6) return null;
-  const count = Number(f[3]);
-  if (!Number.isSafeInteger(count) || count < 0) return null;
-  const entry = {
-    runId: f[0]!,
-    createdAt: f[2]!,
-    count,
-    head: f[4] === '-' ? null : f[4]!,
-    summary: f[5] === '-' ? null : f[5]!,
-  };
-  return { entry, dir: f[1]! };
+/** Bytes read at a time at startup: the file is streamed, never held whole. */
+const READ_CHUNK = 4 * 1024 * 1024;
+const NEWLINE = 10;
+const DASH = 0x2d;
+
+/** The field of `lines[from, to)`, or null for `-`. */
+const field = (lines: Buffer, from: number, to: number, encoding: 'latin1' | 'utf8'): string | null =>
+  to === from + 1 && lines[from] === DASH ? null : lines.toString(encoding, from, to);
+
+/**
+ * The entry lines of one authenticated block, into `runs` and `dirs`. Each field is decoded from
+ * the bytes on its own (a substring of a decoded block would keep the whole block alive), and a
+ * line for a run already read decodes no directory (a run's directory never changes). False for
+ * a malformed line.
+ */
+function readLines(lines: Buffer, runs: Map<string, IndexedRun>, dirs: Map<string, string>): boolean {
+  // Found in a latin1 decoding (one character per byte, so its offsets are the buffer's), fields
+  // are then decoded from the bytes.
+  const text = lines.toString('latin1');
+  const tabs = [0, 0, 0, 0, 0];
+  for (let at = 0; at < text.length; ) {
+    const end = text.indexOf('\n', at);
+    let n = 0;
+    for (let t = text.indexOf('\t', at); t >= 0 && t < end; t = text.indexOf('\t', t + 1)) {
+      if (n === tabs.length) return false;
+      tabs[n++] = t;
+    }
+    const runId = text.slice(at, n === 0 ? end : tabs[0]);
+    if (n === 1 && end === tabs[0]! + 2 && lines[end - 1] === DASH) {
+      // A removal: `<runId> TAB -`.
+      if (runs.delete(runId)) dirs.delete(runDirName(runId));
+    } else {
+      if (n !== 5) return false;
+      const [dir, created, records, head, summary] = tabs as [number, number, number, number, number];
+      const count = Number(text.slice(records + 1, head));
+      if (head === records + 1 || !Number.isSafeInteger(count) || count < 0) return false;
+      const known = runs.has(runId);
+      const id = known ? runs.get(runId)!.runId : lines.toString('latin1', at, dir);
+      if (!known) dirs.set(lines.toString('latin1', dir + 1, created), id);
+      runs.set(id, {
+        runId: id,
+        createdAt: lines.toString('latin1', created + 1, records),
+        count,
+        head: field(lines, head + 1, summary, 'latin1'),
+        summary: field(lines, summary + 1, end, 'utf8'),
+      });
+    }
+    at = end + 1;
+  }
+  return true;
 }
 
 /**
- * Reads and authenticates the whole chain, block by block (each block's header gives its length,
- * so no line is scanned twice). A last block cut short (its header or fewer bytes than the header
- * names) is a write a crash interrupted: it is left out and `validBytes` says where the chain
- * ends. Any other failure, a block whose MAC does not match included, makes the whole index
- * untrusted: the caller rebuilds it from the run directories.
+ * Reads and authenticates the whole chain, block by block, streaming the file (each block's
+ * header gives its length, so no line is scanned twice). A last block cut short (its header or
+ * fewer bytes than the header names) is a write a crash interrupted: it is left out and
+ * `validBytes` says where the chain ends. Any other failure, a block whose MAC does not match
+ * included, makes the whole index untrusted: the caller rebuilds it from the run directories.
  */
 export async function readIndexFile(path: string, key: Buffer, trustPin: string): Promise<IndexRead> {
-  let data: Buffer;
+  let handle: FileHandle;
   try {
-    const handle = await openNoFollow(path, READ);
-    try {
-      data = await handle.readFile();
-    } finally {
-      await handle.close();
-    }
+    handle = await openNoFollow(path, READ);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'absent' };
     return { kind: 'untrusted', why: (err as Error).message };
   }
-  if (data.length === 0) return { kind: 'absent' };
+  try {
+    return await readBlocks(handle, key, trustPin);
+  } catch (err) {
+    return { kind: 'untrusted', why: (err as Error).message };
+  } finally {
+    await handle.close();
+  }
+}
+
+async function readBlocks(handle: FileHandle, key: Buffer, trustPin: string): Promise<IndexRead> {
   const runs = new Map<string, IndexedRun>();
   const dirs = new Map<string, string>();
+  let buf = Buffer.allocUnsafe(READ_CHUNK);
+  /** `buf[from, to)` holds the file's bytes from `fileAt` on. */
+  let from = 0;
+  let to = 0;
+  let fileAt = 0;
+  let eof = false;
+  /** At least `need` unread bytes in `buf`, unless the file ends first. */
+  const fill = async (need: number): Promise<void> => {
+    while (to - from < need && !eof) {
+      if (need > buf.length) {
+        const grown = Buffer.allocUnsafe(Math.max(need, 2 * buf.length));
+        buf.copy(grown, 0, from, to);
+        buf = grown;
+      } else if (from > 0) buf.copy(buf, 0, from, to);
+      to -= from;
+      from = 0;
+      const { bytesRead } = await handle.read(buf, to, buf.length - to, fileAt + to);
+      if (bytesRead === 0) eof = true;
+      to += bytesRead;
+    }
+  };
   let count = 0;
+  let blocks = 0;
   let prev = '';
-  let at = 0;
   let first = true;
-  while (at < data.length) {
-    const nl = data.indexOf(10, at);
-    if (nl < 0 || nl - at > BLOCK_HEADER_MAX) break;
-    const header = /^#([0-9a-f]{64}) (\d+)$/.exec(data.toString('latin1', at, nl));
+  for (;;) {
+    await fill(BLOCK_HEADER_MAX + 1);
+    if (to === from) break;
+    const nl = buf.indexOf(NEWLINE, from);
+    if (nl < 0 || nl >= to || nl - from > BLOCK_HEADER_MAX) break;
+    const header = /^#([0-9a-f]{64}) (\d+)$/.exec(buf.toString('latin1', from, nl));
     if (!header) return { kind: 'untrusted', why: 'a block header is malformed' };
-    const end = nl + 1 + Number(header[2]);
-    if (end > data.length) break;
-    const lines = data.subarray(nl + 1, end);
+    const headerBytes = nl + 1 - from;
+    const blockBytes = headerBytes + Number(header[2]);
+    await fill(blockBytes);
+    if (to - from < blockBytes) break;
+    let lines = buf.subarray(from + headerBytes, from + blockBytes);
     const expected = Buffer.from(blockMac(key, prev, lines), 'hex');
     if (!timingSafeEqual(expected, Buffer.from(header[1]!, 'hex')))
       return { kind: 'untrusted', why: 'a block fails authentication' };
-    const text = lines.toString('utf8').split('\n');
-    if (text.pop() !== '') return { kind: 'untrusted', why: 'a block does not end a line' };
-    count += text.length;
-    for (const line of text) {
-      if (first) {
-        first = false;
-        if (line !== `${HEADER} ${trustPin}`)
-          return { kind: 'untrusted', why: 'it was written under another review-trust pin' };
-        continue;
-      }
-      const cut = line.indexOf('\t');
-      if (line.length === cut + 2 && line.endsWith('\t-')) {
-        const runId = line.slice(0, cut);
-        if (runs.has(runId)) dirs.delete(runDirName(runId));
-        runs.delete(runId);
-        continue;
-      }
-      const e = parseEntry(line);
-      if (e === null) return { kind: 'untrusted', why: 'an entry is malformed' };
-      runs.set(e.entry.runId, e.entry);
-      dirs.set(e.dir, e.entry.runId);
+    if (lines.length > 0 && lines[lines.length - 1] !== NEWLINE)
+      return { kind: 'untrusted', why: 'a block does not end a line' };
+    if (first && lines.length > 0) {
+      first = false;
+      const nl = lines.indexOf(NEWLINE);
+      if (lines.toString('utf8', 0, nl) !== `${HEADER} ${trustPin}`)
+        return { kind: 'untrusted', why: 'it was written under another review-trust pin' };
+      count++;
+      lines = lines.subarray(nl + 1);
     }
+    for (let i = lines.indexOf(NEWLINE); i >= 0; i = lines.indexOf(NEWLINE, i + 1)) count++;
+    if (!readLines(lines, runs, dirs)) return { kind: 'untrusted', why: 'an entry is malformed' };
     prev = header[1]!;
-    at = end;
+    blocks++;
+    from += blockBytes;
+    fileAt += blockBytes;
   }
   if (first) return { kind: 'absent' };
-  return { kind: 'read', runs, dirs, lines: count, bytes: data.length, validBytes: at, lastMac: prev };
+  const { size } = await handle.stat();
+  return { kind: 'read', runs, dirs, lines: count, blocks, bytes: size, validBytes: fileAt, lastMac: prev };
 }
 
 /** The appending side: blocks written behind the group commit, synced at checkpoints. */
@@ -169,7 +229,10 @@ export class IndexFile {
       return new IndexFile(path, key, trustPin, await openNoFollow(path, READ_APPEND, 0o600), '', 0);
     const handle = await openNoFollow(path, READ_APPEND, 0o600);
     if (read.validBytes < read.bytes) await truncateTo(handle.fd, read.validBytes);
-    return new IndexFile(path, key, trustPin, handle, read.lastMac, read.validBytes);
+    // A file as a rewrite leaves it (one line per run, blocks of BLOCK_BYTES) counts as compact.
+    const compact =
+      read.lines === read.runs.size + 1 && read.blocks <= Math.ceil(read.validBytes / BLOCK_BYTES) + 1;
+    return new IndexFile(path, key, trustPin, handle, read.lastMac, compact ? 0 : read.validBytes);
   }
 
   /** Bytes appended since the file was last written whole. */

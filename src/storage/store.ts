@@ -23,7 +23,7 @@ import { IdIndex } from './id-index.js';
 import { type Appended, JournalWriter } from './journal.js';
 import { JournalAuthError } from './journal-record.js';
 import type { ScanResult } from './journal-scan.js';
-import type { LayoutConfigs } from './layout.js';
+import type { LayoutConfigs, RunDirListing } from './layout.js';
 import { runPaths } from './paths.js';
 import { QuarantineReasons } from './quarantine.js';
 import { EPOCH, startupRuns } from './run-attribution.js';
@@ -56,8 +56,12 @@ export interface StoreOptions {
   integrityKey: Buffer;
   trustPin: string;
   cacheSize?: number;
-  /** The configs startup authenticated (storage/layout.ts), so each is read once. */
+  /**
+   * The configs startup authenticated and the run directories it listed (storage/layout.ts), so
+   * each is read once.
+   */
   configs?: LayoutConfigs;
+  listing?: RunDirListing;
   /**
    * The run index file as startup read it (run-index-file.ts; read before the layout check, which
    * then reads only the run directories it lacks). Absent: read here.
@@ -130,10 +134,10 @@ export class RunStore implements RunStorage {
       beforeEmpty,
     });
     // What startup read (every config, the index file's maps) is not kept past it.
-    const { configs, runIndex: _, ...kept } = opts;
+    const { configs, listing, runIndex: _, ...kept } = opts;
     store = new RunStore(kept, commitLog);
     try {
-      await store.buildIndex(read, configs, disputed, named);
+      await store.buildIndex(read, { configs, listing }, disputed, named);
       // Written whole when it was not read, or when superseded entries outnumber the live ones.
       const file = await IndexFile.open(path, opts.integrityKey, opts.trustPin, read);
       await store.index.persist(file, read.kind !== 'read' || read.lines > 2 * read.runs.size + 4096);
@@ -152,29 +156,30 @@ export class RunStore implements RunStorage {
    */
   private async buildIndex(
     read: IndexRead,
-    configs: LayoutConfigs | undefined,
+    layout: { configs: LayoutConfigs | undefined; listing: RunDirListing | undefined },
     disputed: Disputed[],
     logged: string[],
   ): Promise<void> {
     const { dataDir, integrityKey } = this.opts;
     if (read.kind === 'untrusted') this.log(`run index not used (${read.why}): every run directory is read`);
     const indexed = read.kind === 'read' ? read : null;
-    const { entries, quarantines } = await startupRuns(
+    const { runs, added, quarantines } = await startupRuns(
       dataDir,
       integrityKey,
-      configs,
+      layout.configs,
       disputed,
       logged,
       indexed,
+      layout.listing,
     );
-    this.index.load(entries);
+    this.index.load(runs);
     for (const runId of [...logged, ...disputed.map((d) => d.runId)]) {
       const e = this.index.get(runId);
       if (e) e.summary = null;
     }
     for (const [runId, reason] of quarantines) this.quarantine(runId, reason);
     // Runs the index file lacks are appended to it.
-    if (indexed !== null) this.index.note(...entries.filter((e) => !indexed.runs.has(e.runId)));
+    if (indexed !== null) this.index.note(added);
   }
 
   /**
@@ -314,7 +319,7 @@ export class RunStore implements RunStorage {
       // authentic config naming this run there (indexed under the directory's name instead).
       // Nothing is written over it; the run is quarantined, as every later request will see.
       const reason = 'its run directory holds files that no authentic config attributes to this run';
-      this.index.load([unreadEntry(config.runId, EPOCH)]);
+      this.index.add(unreadEntry(config.runId, EPOCH));
       this.quarantine(config.runId, reason);
       throw new RunIntegrityError(reason);
     }
@@ -479,6 +484,6 @@ export class RunStore implements RunStorage {
     for (const run of [...this.cache.values()]) this.evict(run, true);
     while (this.background.size > 0) await Promise.all([...this.background]);
     await this.commitLog.close();
-    await this.index.close();
+    await this.index.close(this.failure === null && this.commitLog.holdsLease());
   }
 }
