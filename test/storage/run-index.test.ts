@@ -3,7 +3,7 @@ import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { runPaths } from '../../src/storage/paths.js';
-import { RUN_INDEX_FILE, readIndexFile } from '../../src/storage/run-index-file.js';
+import { IndexFile, RUN_INDEX_FILE, readIndexFile } from '../../src/storage/run-index-file.js';
 import {
   cleanup,
   ev,
@@ -298,4 +298,74 @@ t.test('a creation burst and a listing after restart fit a 256 MiB heap', async 
   }
   t.equal(seen, RUNS, 'every run listed after the restart');
   t.equal(second.child.exitCode, null, 'alive after listing them all');
+});
+
+t.test('a clean shutdown leaves the index one line per run, in blocks a start reads whole', async (t) => {
+  const te = await withRuns(['c', 'a', 'b'], 3);
+  const key = Buffer.from(te.env['HARNESS_BRIDGE_INTEGRITY_KEY']!);
+  const pin = te.env['HARNESS_REVIEW_TRUST_SHA256']!;
+  const read = await readIndexFile(indexPath(te), key, pin);
+  t.equal(read.kind, 'read');
+  if (read.kind !== 'read') return;
+  t.equal(read.blocks, 1, 'one block: the appended ones were rewritten at shutdown');
+  t.equal(read.lines, 4, 'the pin line and one entry per run, none superseded');
+  t.same(
+    [...read.runs.values()].map((e) => [e.runId, e.count]),
+    [
+      ['c', 3],
+      ['a', 3],
+      ['b', 3],
+    ],
+    'in creation order, each at its durable head',
+  );
+  const b = await startTestBridge(te);
+  t.same(
+    (await listAll(b)).map((r) => [r.id, r.eventCount]),
+    [
+      ['c', 3],
+      ['a', 3],
+      ['b', 3],
+    ],
+  );
+  await b.close();
+});
+
+t.test('an appended block larger than a read at startup is read whole', async (t) => {
+  const te = await makeTestEnv();
+  const key = Buffer.from(te.env['HARNESS_BRIDGE_INTEGRITY_KEY']!);
+  const pin = te.env['HARNESS_REVIEW_TRUST_SHA256']!;
+  await mkdir(te.dataDir, { recursive: true });
+  const path = indexPath(te);
+  const file = await IndexFile.open(path, key, pin, { kind: 'absent' });
+  await file.rewrite([]);
+  const summary = JSON.stringify([
+    `title ${'x'.repeat(200)}`,
+    'running',
+    'live',
+    false,
+    'now',
+    'intake',
+    1,
+    0,
+  ]);
+  const entries = Array.from({ length: 20_000 }, (_, i) => ({
+    runId: `run-${i}`,
+    createdAt: new Date(Date.UTC(2026, 0, 1) + i).toISOString(),
+    count: i,
+    head: i % 2 === 0 ? null : 'ab'.repeat(32),
+    summary: i % 3 === 0 ? null : summary,
+  }));
+  await file.append(entries);
+  await file.append([], ['run-7']);
+  await file.sync();
+  await file.close();
+  t.ok((await readFile(path)).length > 5 * 1024 * 1024, 'the block is over 5 MiB');
+  const read = await readIndexFile(path, key, pin);
+  t.equal(read.kind, 'read');
+  if (read.kind !== 'read') return;
+  t.equal(read.runs.size, 19_999, 'every entry but the one removed');
+  t.equal(read.runs.has('run-7'), false);
+  t.same(read.runs.get('run-19998'), entries[19_998]);
+  t.same(read.runs.get('run-19999'), entries[19_999]);
+  t.equal(read.dirs.size, 19_999, 'each run directory named once');
 });
