@@ -32,6 +32,7 @@ function journal(holdUpTo: number): LoggedJournal & { written: Buffer[] } {
   let held: Buffer[] = [];
   return {
     logPrefix: Buffer.from('r '),
+    file: 'r/events.jsonl',
     written: [],
     holdLines(lines) {
       held.push(...lines);

@@ -6,6 +6,7 @@ import { COMMIT_LOG_FILE, type Disputed, replayLog } from './commit-log-replay.j
 import { datasync, truncateTo, truncateToEmpty, writeAll } from './fd-io.js';
 import { LeaseLostError } from './lease.js';
 import { openNoFollow } from './no-follow.js';
+import { rethrowAs, StorageFailure } from './storage-failure.js';
 
 const { O_APPEND, O_CREAT, O_DSYNC, O_RDWR } = constants;
 
@@ -13,6 +14,8 @@ const { O_APPEND, O_CREAT, O_DSYNC, O_RDWR } = constants;
 export interface LoggedJournal {
   /** `<runId> `, the prefix of the journal's lines in the log. */
   readonly logPrefix: Buffer;
+  /** Its `events.jsonl`, named when writing or syncing it fails. */
+  readonly file: string;
   /** Takes lines now durable in the log; true once enough wait that they should be written. */
   holdLines(lines: Buffer[]): boolean;
   /** Writes (no sync) every line it has taken to its file. */
@@ -64,10 +67,12 @@ export class CommitLog {
   private holding = new Set<LoggedJournal>();
 
   private constructor(
+    private readonly path: string,
     private readonly handle: FileHandle,
     private readonly checkpointBytes: number,
     private readonly fence: () => void,
     private readonly beforeEmpty: () => Promise<void>,
+    private readonly onFailure: (err: Error) => void,
   ) {}
 
   /** Replays the log into the journals, empties it, and opens it for appending. */
@@ -80,6 +85,11 @@ export class CommitLog {
       fence?: () => void;
       /** Runs at each checkpoint once the journals are synced, before the log is emptied. */
       beforeEmpty?: () => Promise<void>;
+      /**
+       * Told once, when the log fails: a StorageFailure (a write or sync failed) or the
+       * LeaseLostError of the fence.
+       */
+      onFailure?: (err: Error) => void;
     } = {},
   ): Promise<{ commitLog: CommitLog; disputed: Disputed[]; named: string[] }> {
     const path = join(dataDir, COMMIT_LOG_FILE);
@@ -96,10 +106,12 @@ export class CommitLog {
       await handle.datasync();
       return {
         commitLog: new CommitLog(
+          path,
           handle,
           opts.checkpointBytes ?? COMMIT_LOG_CHECKPOINT_BYTES,
           opts.fence ?? (() => {}),
           opts.beforeEmpty ?? (async () => {}),
+          opts.onFailure ?? (() => {}),
         ),
         disputed,
         named,
@@ -180,7 +192,16 @@ export class CommitLog {
       await truncateTo(this.handle.fd, this.size)
         .then(() => datasync(this.handle.fd))
         .catch(() => {});
-      throw err;
+      throw StorageFailure.of('writing', this.path, err);
+    }
+  }
+
+  /** A journal's held lines written to its file; a failure names the file. */
+  private writeLines(journal: LoggedJournal): void {
+    try {
+      journal.writeHeldLines();
+    } catch (err) {
+      throw StorageFailure.of('writing', journal.file, err);
     }
   }
 
@@ -189,21 +210,21 @@ export class CommitLog {
     if (this.holding.size > 0) this.fenced();
     for (const journal of this.holding) {
       this.holding.delete(journal);
-      journal.writeHeldLines();
+      this.writeLines(journal);
     }
   }
 
   /**
    * A journal's own lines written before it is read, synced or closed. A failure leaves its file
-   * behind what was acknowledged, so it fails the log: every further append is refused until a
-   * restart replays the log into the journal.
+   * behind what was acknowledged, so it fails the log: every further append is refused, and the
+   * bridge stops so that a restart replays the log into the journal.
    */
   writeHeld(journal: LoggedJournal): void {
     if (!this.holding.has(journal)) return;
     this.fenced();
     this.holding.delete(journal);
     try {
-      journal.writeHeldLines();
+      this.writeLines(journal);
     } catch (err) {
       this.fail(err);
       throw this.failure;
@@ -238,10 +259,14 @@ export class CommitLog {
 
   /**
    * Durability of everything after the last good write is unknown: refuse all further appends
-   * (the batch being gathered fails too) until a restart replays the log.
+   * (the batch being gathered fails too) until a restart replays the log. The first failure is
+   * reported (`onFailure`), so the bridge stops and its supervisor restarts it.
    */
   private fail(err: unknown): void {
-    this.failure ??= err instanceof Error ? err : new Error(String(err));
+    if (this.failure === null) {
+      this.failure = StorageFailure.of('committing records to', this.path, err);
+      this.onFailure(this.failure);
+    }
     (this.batch as Batch | null)?.reject(this.failure);
     this.batch = null;
     this.chunks = [];
@@ -257,11 +282,12 @@ export class CommitLog {
     this.writeAllHeld();
     const journals = [...this.dirty];
     this.dirty.clear();
-    await Promise.all(journals.map((j) => j.syncFile()));
+    await Promise.all(journals.map((j) => j.syncFile().catch(rethrowAs('syncing', j.file))));
     await this.beforeEmpty();
     this.fenced();
-    await truncateToEmpty(this.handle.fd);
-    await datasync(this.handle.fd);
+    await truncateToEmpty(this.handle.fd)
+      .then(() => datasync(this.handle.fd))
+      .catch(rethrowAs('emptying', this.path));
     this.size = 0;
   }
 

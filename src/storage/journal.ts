@@ -54,6 +54,7 @@ export class JournalWriter implements LoggedJournal {
   private readonly roomBelow: number;
 
   private constructor(
+    readonly file: string,
     private readonly handle: FileHandle,
     private readonly commitLog: CommitLog,
     private readonly key: Buffer,
@@ -78,6 +79,7 @@ export class JournalWriter implements LoggedJournal {
   ): Promise<JournalWriter> {
     const handle = await openNoFollow(path, READ_APPEND, 0o600);
     return new JournalWriter(
+      path,
       handle,
       commitLog,
       key,

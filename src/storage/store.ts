@@ -40,6 +40,7 @@ import { RunIndex, unreadEntry } from './run-index.js';
 import { IndexFile, type IndexRead, RUN_INDEX_FILE, readIndexFile } from './run-index-file.js';
 import { unpackSummary } from './run-summary.js';
 import { SNAPSHOT_SCHEMA, writeSnapshot } from './snapshot.js';
+import { rethrowAs } from './storage-failure.js';
 import type { LoadResult, QuarantineInfo, RunStorage } from './types.js';
 
 export type { LoadResult, QuarantineInfo } from './types.js';
@@ -81,6 +82,11 @@ export interface StoreOptions {
   log?: (msg: string) => void;
   /** Throws once the data directory's lease is no longer this bridge's (`Lease.fence`). */
   fence?: () => void;
+  /**
+   * Told once when the commit log fails (CommitLog.open's `onFailure`): the bridge then stops, and
+   * its restart replays the log.
+   */
+  onFailure?: (err: Error) => void;
 }
 
 /**
@@ -125,7 +131,7 @@ export class RunStore implements RunStorage {
     // longer holds, the index holds durably.
     let store: RunStore | null = null;
     const beforeEmpty = async () => {
-      if (store) await store.index.sync();
+      if (store) await store.index.sync().catch(rethrowAs('syncing', path));
     };
     // Acknowledged records the journals lack (a crash lost them with the page cache) come back
     // from the commit log before any run is read.
@@ -253,8 +259,7 @@ export class RunStore implements RunStorage {
 
   /** Opens (or finds cached) a run and pins it; the caller must `release` it. */
   async load(runId: string): Promise<LoadResult> {
-    if (this.failure)
-      throw new Error(`the commit log failed (${this.failure.message}); restart the bridge to recover`);
+    if (this.failure) throw this.failure;
     const entry = this.index.get(runId);
     if (!entry) return { kind: 'missing' };
     const q = this.quarantined.get(runId);
