@@ -12,6 +12,7 @@ import { acquireLease, LeaseLostError } from '../src/storage/lease.js';
 import { runPaths } from '../src/storage/paths.js';
 import { cleanup, ev, makeTestEnv, startTestBridge, type TestBridge } from './helpers/bridge.js';
 import { exitOf } from './helpers/cli.js';
+import { within } from './helpers/expect.js';
 import { patchFs, pathOfFd } from './helpers/patch-fs.js';
 import { CLI } from './helpers/paths.js';
 
@@ -27,14 +28,6 @@ async function takeOver(dataDir: string): Promise<string> {
   await atomicWrite(join(dataDir, 'bridge.lease'), text);
   return text;
 }
-/** `p`, or a rejection after `ms`; the timer does not keep the test process alive once `p` settles. */
-const within = <T>(ms: number, p: Promise<T>) =>
-  Promise.race([
-    p,
-    setTimeout(ms, undefined, { ref: false }).then(() =>
-      Promise.reject(new Error(`nothing within ${ms} ms`)),
-    ),
-  ]);
 
 t.test('the lease tells its holder once when it is taken over, never after release', async (t) => {
   const te = await makeTestEnv();
@@ -73,7 +66,8 @@ t.test('a bridge whose lease is taken over stops serving and writes nothing more
   t.equal((await b.req('POST', '/runs/r1/events', ev())).status, 201);
   const before = await b.journal('r1');
   await takeOver(b.t.dataDir);
-  const message = await within(5000, b.leaseLost);
+  const { cause, message } = await within(5000, b.stopped);
+  t.equal(cause, 'lease');
   t.match(
     message,
     /HARNESS_DATA_DIR .* is now held by pid 1 on host "container-b", so this bridge stopped serving/,
@@ -205,7 +199,7 @@ t.test('a bridge taken over writes nothing more from its next write on, long bef
   const refused = await b.req('POST', '/runs/r1/events', ev());
   t.equal(refused.status, 500, 'the event is not acknowledged');
   t.equal(refused.body.error, 'internal_error');
-  const message = await within(5000, b.leaseLost);
+  const { message } = await within(5000, b.stopped);
   t.match(message, /is now held by pid 1 on host "container-b"/);
   t.ok(journal.equals(await b.journal('r1')), 'journal unchanged');
   t.ok(log.equals(await readFile(logPath)), 'the log is left as the new holder has it, not emptied');
@@ -235,7 +229,7 @@ for (const [what, refused] of [
   t.test(`a bridge taken over writes no ${what.slice(2)}, snapshot or checkpoint`, async (t) => {
     const { b, logPath, log } = await takenOver(t);
     await refused(t, b);
-    await within(5000, b.leaseLost);
+    await within(5000, b.stopped);
     await b.close();
     t.ok(log.equals(await readFile(logPath)), 'the log is not emptied by a checkpoint');
     await t.rejects(stat(runPaths(b.t.dataDir, 'r1').snapshot), { code: 'ENOENT' }, 'no run.json is written');

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { FinishLineGate } from '../server/context.js';
 import type { BridgeEnv } from '../server/env.js';
-import { startBridge } from '../server/start.js';
+import { type SelfStop, startBridge } from '../server/start.js';
 import { StartupError } from '../storage/lease.js';
 import { UsageError } from './env.js';
 import { terminalText } from './terminal.js';
@@ -16,7 +16,7 @@ export async function finishLineGateFactory(): Promise<(e: BridgeEnv) => FinishL
 /** Runs a bridge until SIGINT/SIGTERM; a startup refusal is one line and exit code 2. */
 export async function serveBridge(
   env: NodeJS.ProcessEnv,
-): Promise<{ url: string; close: () => Promise<void>; leaseLost: Promise<string> }> {
+): Promise<{ url: string; close: () => Promise<void>; stopped: Promise<SelfStop> }> {
   const makeFinishLine = await finishLineGateFactory();
   try {
     // Storage's reports name runs and quote reasons (agent-chosen paths among them).
@@ -31,14 +31,23 @@ export async function serveBridge(
 }
 
 /**
- * A bridge that lost its lease has already closed itself: print its one line and exit 1, after
- * `beforeExit` (the quick start stops its UI there).
+ * The exit status of a bridge that stopped because a write or sync of its storage, or its
+ * listening socket, failed: EX_IOERR of sysexits.h (systemd shows it as `74/IOERR`). It is not 2,
+ * so the unit restarts the bridge (docs/operations.md "Logs").
  */
-export function exitWhenLeaseLost(leaseLost: Promise<string>, command: string, beforeExit = () => {}): void {
-  void leaseLost.then((message) => {
+export const EXIT_IO_FAILED = 74;
+
+/**
+ * A bridge that stopped on its own (SelfStop) has already closed itself: print its one line and
+ * exit non-zero, after `beforeExit` (the quick start stops its UI there). A lost lease exits 1; a
+ * failed storage or listener EXIT_IO_FAILED, the line saying that a supervisor restarts it.
+ */
+export function exitWhenStopped(stopped: Promise<SelfStop>, command: string, beforeExit = () => {}): void {
+  void stopped.then(({ cause, message }) => {
     beforeExit();
-    process.stderr.write(`harness ${command}: ${message}\n`);
-    process.exit(1);
+    const line = cause === 'lease' ? message : `${message}; exiting so a supervisor restarts it`;
+    process.stderr.write(`harness ${command}: ${terminalText(line)}\n`);
+    process.exit(cause === 'lease' ? 1 : EXIT_IO_FAILED);
   });
 }
 
@@ -57,6 +66,6 @@ export function registerBridge(program: Command): void {
     .action(async () => {
       const bridge = await serveBridge(process.env);
       closeOnSignal(bridge.close);
-      exitWhenLeaseLost(bridge.leaseLost, 'bridge');
+      exitWhenStopped(bridge.stopped, 'bridge');
     });
 }

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { execa } from '#execa';
-import { closeOnSignal, exitWhenLeaseLost, serveBridge } from './bridge.js';
+import { closeOnSignal, exitWhenStopped, serveBridge } from './bridge.js';
 import { describeDevFiles, ensureDevSetup, shellHints } from './init.js';
 
 /** The UI server's own settings, passed on when set: the UI child checks each (exit 2 naming it). */
@@ -51,7 +51,7 @@ export function registerStart(program: Command): void {
         ui.kill('SIGTERM');
         await bridge.close();
       });
-      exitWhenLeaseLost(bridge.leaseLost, 'start', () => {
+      exitWhenStopped(bridge.stopped, 'start', () => {
         stopping = true;
         ui.kill('SIGTERM');
       });

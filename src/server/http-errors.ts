@@ -2,6 +2,8 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import { BridgeError, type ErrorCode, errorBody, PROBLEMS_MAX_BYTES } from '../contract/index.js';
 import { RunIntegrityError } from '../storage/run-files.js';
 import { RunCeilingError } from '../storage/run-index.js';
+import { StorageFailure } from '../storage/storage-failure.js';
+import { shuttingDown } from './run-queue.js';
 import { boundedLines } from './view-bounds.js';
 
 /** Which contract code a schema failure maps to, per route part. */
@@ -31,6 +33,10 @@ function schemaProblems(err: FastifyError): string[] {
 /** Maps every failure to the contract envelope. No stack, path or credential reaches a client. */
 export function toBridgeError(err: FastifyError, bodyCode: ErrorCode): BridgeError {
   if (err instanceof BridgeError) return err;
+  // Storage failed, so the bridge is stopping (start.ts): what it admitted and could not make
+  // durable is refused as a request arriving now is, never acknowledged, and its retry reaches
+  // the restarted bridge.
+  if (err instanceof StorageFailure) return shuttingDown();
   // Authentication failed while serving the request; the store has quarantined the run.
   if (err instanceof RunIntegrityError)
     return new BridgeError('run_quarantined', 'the run is quarantined', [err.message]);

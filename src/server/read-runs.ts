@@ -85,7 +85,8 @@ async function openedSummary(ctx: BridgeContext, runId: string): Promise<RunSumm
   try {
     await loaded.run.journal.idle();
     // A failed log write leaves records in memory that no client was told are stored: the list
-    // answers 500, as every read of a run does then, rather than count them.
+    // refuses (503 bridge_busy: the bridge is stopping), as every read of a run does then,
+    // rather than count them.
     const broken = loaded.run.journal.broken;
     if (broken) throw broken;
     const q = ctx.store.quarantineOf(runId);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { SHUTDOWN_GRACE_MS } from '../contract/index.js';
 import { checkLayout } from '../storage/layout.js';
-import { acquireLease, acquireMutex, type Lease, StartupError } from '../storage/lease.js';
+import { acquireLease, acquireMutex, type Lease, LeaseLostError, StartupError } from '../storage/lease.js';
 import { RUN_INDEX_FILE, readIndexFile } from '../storage/run-index-file.js';
 import { RunStore, type StoreOptions } from '../storage/store.js';
 import type { ResolvedAdapter } from '../validators/adapter.js';
@@ -30,17 +30,27 @@ async function drainWithin(queue: RunQueue, ms: number): Promise<void> {
   }
 }
 
+/**
+ * Why a bridge stopped serving on its own, and the one line that says so: it lost its lease
+ * (another bridge took the data directory over, or the lease file was removed), a write or sync
+ * of its storage failed, or its listening socket failed after it started.
+ */
+export interface SelfStop {
+  cause: 'lease' | 'storage' | 'listener';
+  message: string;
+}
+
 export interface RunningBridge {
   app: FastifyInstance;
   ctx: BridgeContext;
   url: string;
   close: () => Promise<void>;
   /**
-   * Settles only if this bridge loses its lease while serving (another bridge took the data
-   * directory over, or the lease file was removed): the bridge has then closed itself, and the
-   * value is the one line to report.
+   * Settles only if this bridge stops serving on its own (SelfStop), once it has closed itself
+   * as at shutdown: it admitted nothing more (503 bridge_busy), answered what it had admitted,
+   * and released its lease (unless another bridge holds it now).
    */
-  leaseLost: Promise<string>;
+  stopped: Promise<SelfStop>;
 }
 
 export interface StartOptions {
@@ -93,7 +103,7 @@ async function repositoryAdapter(repoRoot: string): Promise<ResolvedAdapter | nu
 /**
  * A write past a file-size limit (`ulimit -f`) raises SIGXFSZ, whose default action ends the
  * process mid-write. Ignored, the write fails with EFBIG instead and takes the storage failure
- * path: requests are answered 500, nothing unacknowledged is kept, and a restart recovers.
+ * path: the bridge stops, nothing unacknowledged is kept, and a restart recovers.
  */
 let fileSizeSignalIgnored = false;
 function ignoreFileSizeSignal(): void {
@@ -119,13 +129,18 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
   const releaseMutex = await acquireMutex(env.dataDir);
   let lease: Lease | null = null;
   let store: RunStore;
-  let lostTo: (holder: string) => void = () => {};
-  const lost = new Promise<string>((resolve) => {
-    lostTo = resolve;
+  // The first reason to stop wins; the bridge closes itself once (below).
+  let stopFor: (why: SelfStop) => void = () => {};
+  const stopping = new Promise<SelfStop>((resolve) => {
+    stopFor = resolve;
   });
   try {
     lease = await acquireLease(env.dataDir, {
-      onLost: (holder) => lostTo(holder),
+      onLost: (holder) =>
+        stopFor({
+          cause: 'lease',
+          message: `the lease on HARNESS_DATA_DIR ${env.dataDir} is now held by ${holder}, so this bridge stopped serving`,
+        }),
       ...(opts.leaseRenewMs === undefined ? {} : { renewMs: opts.leaseRenewMs }),
     });
     // The run index first: the layout check then reads only the run directories it lacks.
@@ -147,6 +162,11 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
       listing,
       runIndex,
       fence: lease.fence,
+      // A lease lost fails the log too; the lease's own report (onLost) names the new holder.
+      onFailure: (err) => {
+        if (!(err instanceof LeaseLostError))
+          stopFor({ cause: 'storage', message: `storage failed: ${err.message}` });
+      },
       ...(opts.log ? { log: opts.log } : {}),
       ...opts.storage,
     });
@@ -181,6 +201,11 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
       `HARNESS_BRIDGE_PORT ${env.port} cannot be bound on ${env.host}: ${(err as Error).message}`,
     );
   }
+  // Node would end the process on an 'error' with no listener, answering nothing and keeping the
+  // lease; the bridge stops as for a storage failure instead.
+  app.server.on('error', (err) =>
+    stopFor({ cause: 'listener', message: `the listener failed: ${err.message}` }),
+  );
   const address = app.server.address();
   if (address && typeof address === 'object') port = address.port;
   const hostForUrl = env.host.includes(':') ? `[${env.host}]` : env.host;
@@ -188,22 +213,31 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
   let closed: Promise<void> | null = null;
   const close = () => {
     closed ??= (async () => {
-      // What was admitted is answered first (new requests get 503 bridge_busy meanwhile), within
-      // a grace period: a finish-line run can take minutes, and its agent retries the same id.
-      await drainWithin(ctx.queue, opts.shutdownGraceMs ?? SHUTDOWN_GRACE_MS);
-      await app.close();
-      await store.close();
-      await pool.close();
-      await lease.release();
+      try {
+        // What was admitted is answered first (new requests get 503 bridge_busy meanwhile), within
+        // a grace period: a finish-line run can take minutes, and its agent retries the same id.
+        await drainWithin(ctx.queue, opts.shutdownGraceMs ?? SHUTDOWN_GRACE_MS);
+        await app.close();
+        await store.close();
+        await pool.close();
+      } finally {
+        // Even when closing the store failed: this process writes nothing more, and a lease left
+        // behind would hold off the restart (from another host, for LEASE_STALE_MS).
+        await lease.release();
+      }
     })();
     return closed;
   };
   // Two bridges appending to one run would fork its journal: a bridge whose lease was taken over
   // writes nothing more from its next commit-log write on (the store's fence) and stops serving
-  // once the loss is reported, rather than go on writing beside the new holder.
-  const leaseLost = lost.then(async (holder) => {
-    await close();
-    return `the lease on HARNESS_DATA_DIR ${env.dataDir} is now held by ${holder}, so this bridge stopped serving`;
+  // once the loss is reported, rather than go on writing beside the new holder. A bridge whose
+  // storage failed cannot tell what is durable after its last good write, and one whose listening
+  // socket failed may answer nobody: each stops, so that its supervisor restarts it (the restart
+  // replays the commit log) rather than leave it answering errors until someone does.
+  const stopped = stopping.then(async (why) => {
+    // The cause is what is reported; closing a bridge whose disk fails may fail too.
+    await close().catch(() => {});
+    return why;
   });
-  return { app, ctx, url, close, leaseLost };
+  return { app, ctx, url, close, stopped };
 }

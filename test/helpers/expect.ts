@@ -3,6 +3,7 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
+import { setTimeout } from 'node:timers/promises';
 import type { Test } from 'tap';
 import { runPaths } from '../../src/storage/paths.js';
 import type { TestBridge } from './bridge.js';
@@ -10,6 +11,15 @@ import type { TestBridge } from './bridge.js';
 export type Res = { status: number; body: Record<string, any>; headers: Headers | Record<string, unknown> };
 
 type Tap = Test;
+
+/** `p`, or a rejection after `ms`; the timer does not keep the test process alive once `p` settles. */
+export const within = <T>(ms: number, p: Promise<T>): Promise<T> =>
+  Promise.race([
+    p,
+    setTimeout(ms, undefined, { ref: false }).then(() =>
+      Promise.reject(new Error(`nothing within ${ms} ms`)),
+    ),
+  ]);
 
 /** The contract failure envelope (CONTRACT 3): exactly ok, error, message (one line), problems. */
 export function assertEnvelope(t: Tap, body: Record<string, any>, code?: string): void {

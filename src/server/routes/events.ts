@@ -34,8 +34,8 @@ export const EventDuplicate = Type.Object({
 
 /**
  * The codes the route can answer with beyond its 2xx (route-docs.ts): the guard's and a write's,
- * the checks below, and postEvent's. A store that failed a commit-log write answers
- * `internal_error` until a restart.
+ * the checks below, and postEvent's. Once a commit-log write or sync failed, the bridge is
+ * stopping: an event it could not make durable is `bridge_busy`.
  */
 const EVENT_ERRORS = [
   ...GUARD_ERRORS,

@@ -149,7 +149,7 @@ export function registerHealthRoute(app: FastifyInstance, ctx: BridgeContext): v
         queue: { pending: ctx.queue.pending },
         runs: ctx.store.size,
         storage: ctx.store.failure
-          ? { ok: false, error: `commit log failed: ${ctx.store.failure.message}; restart the bridge` }
+          ? { ok: false, error: `storage failed: ${ctx.store.failure.message}; the bridge is stopping` }
           : { ok: true },
         limits: {
           maxEventsPerRun: env.maxEventsPerRun,

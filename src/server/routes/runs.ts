@@ -70,8 +70,8 @@ const RUN_QUERY = {
 
 /**
  * The codes each route can answer with beyond its 2xx (route-docs.ts builds its error responses):
- * the guard's, and those its own steps throw. A store that failed a commit-log write answers every
- * run read and write `internal_error` until a restart.
+ * the guard's, and those its own steps throw. Once a commit-log write or sync failed, the bridge
+ * is stopping: every run read and write is `bridge_busy` until it exits.
  */
 const CREATE_ERRORS = [
   ...GUARD_ERRORS,
