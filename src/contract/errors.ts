@@ -64,7 +64,7 @@ export const ERROR_CODES = {
   unsupported_media_type: { status: 415, doc: 'A write whose content-type is not application/json.' },
   bridge_busy: {
     status: 503,
-    doc: 'A bounded queue is full, or the bridge is shutting down; retry after the `retry-after` seconds.',
+    doc: 'A bounded queue is full, or the bridge is shutting down (also when it stops because a write or sync of its storage failed: an event it could not make durable gets this answer and was not acknowledged); retry after the `retry-after` seconds.',
   },
   malformed_request: {
     status: 400,
