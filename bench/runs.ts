@@ -97,14 +97,6 @@ async function measure(runs: number): Promise<Figures> {
     const token = String(env['HARNESS_BRIDGE_ACCESS_TOKEN']);
     const root = join(dir, 'repo');
     bridge = await startChild([CLI, 'bridge'], env, 'bridge');
-    let peak = 0;
-    const sample = setInterval(() => {
-      if (bridge)
-        void rssMiB(bridge.pid).then(
-          (r) => (peak = Math.max(peak, r.peak)),
-          () => {},
-        );
-    }, 500);
     let next = 0;
     const t0 = performance.now();
     await Promise.all(
@@ -128,8 +120,8 @@ async function measure(runs: number): Promise<Figures> {
     );
     const createPerSec = runs / ((performance.now() - t0) / 1000);
     const warm = await pageThrough(bridge.url, token, runs);
-    const creationPeak = Math.max(peak, (await rssMiB(bridge.pid)).peak);
-    peak = 0;
+    // VmHWM is the process's own high-water mark: read last, it covers the whole life so far.
+    const creationPeak = (await rssMiB(bridge.pid)).peak;
     await bridge.stop();
     bridge = null;
     const s0 = performance.now();
@@ -144,7 +136,6 @@ async function measure(runs: number): Promise<Figures> {
       after.push(performance.now() - p0);
     }
     const last = await rssMiB(bridge.pid);
-    clearInterval(sample);
     return {
       runs,
       createPerSec,
@@ -154,7 +145,7 @@ async function measure(runs: number): Promise<Figures> {
       restartMedian: quantile(after, 0.5),
       restartP99: quantile(after, 0.99),
       creationPeakRss: creationPeak,
-      peakRss: Math.max(peak, last.peak),
+      peakRss: last.peak,
       settledRss: last.rss,
     };
   } finally {

@@ -274,24 +274,11 @@ export class IndexFile {
 
   /** Replaces the file with one holding exactly `entries` (temp file, fsync, rename). */
   rewrite(entries: Iterable<IndexedRun>): Promise<void> {
+    // The entries as they are now (the array of references, not the entries).
+    const all = [...entries];
     const done = this.writing.then(async () => {
       this.prev = '';
-      const chunks: Buffer[] = [];
-      let lines = [`${HEADER} ${this.trustPin}`];
-      let bytes = 0;
-      for (const e of entries) {
-        const line = entryLine(e);
-        lines.push(line);
-        bytes += line.length + 1;
-        if (bytes >= BLOCK_BYTES) {
-          chunks.push(this.block(lines));
-          lines = [];
-          bytes = 0;
-        }
-      }
-      if (lines.length > 0) chunks.push(this.block(lines));
-      const data = Buffer.concat(chunks);
-      await atomicWrite(this.path, data);
+      await atomicWrite(this.path, this.blocks(all));
       const old = this.handle;
       this.handle = await openNoFollow(this.path, READ_APPEND, 0o600);
       await old.close().catch(() => {});
@@ -302,6 +289,23 @@ export class IndexFile {
       this.failure = err;
     });
     return done;
+  }
+
+  /** The whole file as blocks of about BLOCK_BYTES, made one at a time as they are written. */
+  private *blocks(entries: IndexedRun[]): Generator<Buffer> {
+    let lines = [`${HEADER} ${this.trustPin}`];
+    let bytes = 0;
+    for (const e of entries) {
+      const line = entryLine(e);
+      lines.push(line);
+      bytes += line.length + 1;
+      if (bytes >= BLOCK_BYTES) {
+        yield this.block(lines);
+        lines = [];
+        bytes = 0;
+      }
+    }
+    if (lines.length > 0) yield this.block(lines);
   }
 
   async close(): Promise<void> {
