@@ -26,7 +26,7 @@ export const ERROR_CODES = {
   },
   artifact_verification_failed: {
     status: 400,
-    doc: 'The artifact is missing, not a regular file, reached through a link, or outside the artifact root.',
+    doc: 'The artifact is missing, not a regular file, reached through a link, or outside the artifact root; or it is larger than the artifact ceiling (HARNESS_ARTIFACT_MAX_BYTES, by its size, unread), or hashing it took longer than HARNESS_REHASH_TIMEOUT_MS.',
   },
   adapter_policy_violation: {
     status: 400,

@@ -71,6 +71,19 @@ export const MAX_EVENTS_PER_RUN = { default: 100_000, min: 1, max: 1_000_000 } a
 export const PROXY_TIMEOUT_MS = { default: 10_000, min: 100, max: 120_000 } as const;
 /** Files larger than this are hashed in the worker pool; smaller ones inline. */
 export const INLINE_HASH_MAX_BYTES = 64 * 1024;
+/**
+ * The largest artifact the bridge hashes (HARNESS_ARTIFACT_MAX_BYTES): a larger one is refused
+ * when claimed and is drift when re-verified, found by its size before any byte is read.
+ */
+export const ARTIFACT_MAX_BYTES = { default: 256 * 1024 * 1024, min: 1024 * 1024, max: 1024 ** 4 } as const;
+/** How long hashing one file may take in the pool (HARNESS_REHASH_TIMEOUT_MS) before it is abandoned. */
+export const REHASH_TIMEOUT_MS = { default: 30_000, min: 100, max: 600_000 } as const;
+/**
+ * Files up to this size are small: any pool thread hashes them. Larger ones share at most
+ * HARNESS_WORKERS threads, and the pool has one thread more, so a small file never waits for a
+ * large one (src/workers/pool.ts).
+ */
+export const SMALL_HASH_MAX_BYTES = 8 * 1024 * 1024;
 /** Pending operations per run before 503 bridge_busy, and across the bridge. */
 export const RUN_QUEUE_MAX = 1024;
 export const GLOBAL_QUEUE_MAX = 8192;

@@ -130,7 +130,9 @@ export async function checkArtifacts(
   const namedOnly = [...named.keys()].filter((p) => !Object.hasOwn(claimed, p) && !byNameSet.has(p));
   const paths = [...new Set([...Object.keys(claimed), ...byName, ...namedOnly])];
   const expected = Object.fromEntries(Object.values(claimed).map((a) => [a.path, a.sha256]));
-  const results = await ctx.pool.claimMany(root, paths, { needles, expected });
+  // A read takes the digest of a file whose identity is unchanged from the digest cache; the gate
+  // re-hashes everything (SPEC rule 10).
+  const results = await ctx.pool.claimMany(root, paths, { needles, expected, cached: stage === 'read' });
   for (const r of results) {
     const claim = claimed[r.path];
     const namedIn = named.get(r.path);

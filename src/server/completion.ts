@@ -95,6 +95,7 @@ export async function completionGate(
         repoRoot: ctx.env.repoRoot,
         trustPin: run.config.trustPin,
         verified: verifiedBy(before),
+        artifactMaxBytes: ctx.env.artifactMaxBytes,
       })),
     );
   }

@@ -1,6 +1,11 @@
 import { availableParallelism, homedir } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
-import { canonicalTrustPin, MAX_EVENTS_PER_RUN } from '../contract/index.js';
+import {
+  ARTIFACT_MAX_BYTES,
+  canonicalTrustPin,
+  MAX_EVENTS_PER_RUN,
+  REHASH_TIMEOUT_MS,
+} from '../contract/index.js';
 import { isLoopbackHost, unbracketed } from '../contract/loopback.js';
 import { StartupError } from '../storage/lease.js';
 import { adapterRootsFromEnv } from '../validators/adapter.js';
@@ -21,6 +26,10 @@ export interface BridgeEnv {
   workers: number;
   validatorConcurrency: number;
   maxEventsPerRun: number;
+  /** HARNESS_ARTIFACT_MAX_BYTES: the largest artifact claimed or re-verified. */
+  artifactMaxBytes: number;
+  /** HARNESS_REHASH_TIMEOUT_MS: how long hashing one file in the pool may take. */
+  rehashTimeoutMs: number;
   /** The git the bridge and its validators run (HARNESS_GIT, or the first trusted one on PATH). */
   git: ResolvedGit;
 }
@@ -58,6 +67,20 @@ export function readBridgeEnv(env: NodeJS.ProcessEnv = process.env): BridgeEnv {
     MAX_EVENTS_PER_RUN.min,
     MAX_EVENTS_PER_RUN.max,
   );
+  const artifactMaxBytes = integer(
+    env,
+    'HARNESS_ARTIFACT_MAX_BYTES',
+    ARTIFACT_MAX_BYTES.default,
+    ARTIFACT_MAX_BYTES.min,
+    ARTIFACT_MAX_BYTES.max,
+  );
+  const rehashTimeoutMs = integer(
+    env,
+    'HARNESS_REHASH_TIMEOUT_MS',
+    REHASH_TIMEOUT_MS.default,
+    REHASH_TIMEOUT_MS.min,
+    REHASH_TIMEOUT_MS.max,
+  );
   const rawPin = env['HARNESS_REVIEW_TRUST_SHA256'] ?? '';
   if (rawPin === '') throw new StartupError('HARNESS_REVIEW_TRUST_SHA256 is missing');
   const trustPin = canonicalTrustPin(rawPin);
@@ -87,6 +110,8 @@ export function readBridgeEnv(env: NodeJS.ProcessEnv = process.env): BridgeEnv {
     workers,
     validatorConcurrency,
     maxEventsPerRun,
+    artifactMaxBytes,
+    rehashTimeoutMs,
     git,
   };
 }

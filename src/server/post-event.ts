@@ -354,7 +354,7 @@ async function verify(ctx: BridgeContext, root: string | null, path: string): Pr
     throw state('the run has no artifactRoot: set it on the first event or with POST /runs');
   }
   try {
-    return await claimArtifact(root, path, ctx.pool.hasher);
+    return await claimArtifact(root, path, ctx.pool.hasher, ctx.env.artifactMaxBytes);
   } catch (err) {
     if (err instanceof ArtifactError) throw new BridgeError('artifact_verification_failed', err.message);
     throw err;

@@ -92,6 +92,7 @@ async function verdict(
     repoRoot: ctx.env.repoRoot,
     trustPin: run.config.trustPin,
     verified: verifiedBy(check),
+    artifactMaxBytes: ctx.env.artifactMaxBytes,
   });
   if (!cacheable) return problems;
   if (ctx.verdicts.size >= VERDICT_CACHE_MAX) ctx.verdicts.delete(ctx.verdicts.keys().next().value as string);

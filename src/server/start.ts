@@ -176,7 +176,7 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
   } finally {
     await releaseMutex();
   }
-  const pool = new HashPool(env.workers);
+  const pool = new HashPool(env.workers, { maxBytes: env.artifactMaxBytes, timeoutMs: env.rehashTimeoutMs });
   let port = env.port;
   const ctx: BridgeContext = {
     env,

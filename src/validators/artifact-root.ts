@@ -117,19 +117,33 @@ export async function hashHandle(handle: FileHandle, size: number): Promise<stri
 }
 
 /** Hasher seam: the server passes one that sends large files to the Piscina pool. */
-export type DescriptorHasher = (opened: OpenedArtifact) => Promise<string>;
+export type DescriptorHasher = (opened: OpenedArtifact, relPath: string) => Promise<string>;
 
 export const inlineHasher: DescriptorHasher = (opened) => hashHandle(opened.handle, opened.size);
 
-/** Opens, checks and hashes one artifact, returning the journal claim. */
+/** The one wording of a file over the artifact ceiling, in the bridge, its pool and the validators. */
+export const tooLarge = (relPath: string, size: number, maxBytes: number): string =>
+  `${relPath} is ${size} bytes, over the artifact ceiling of ${maxBytes} bytes (HARNESS_ARTIFACT_MAX_BYTES)`;
+
+/** The one wording of a hash abandoned at the pool's time bound. */
+export const hashTimedOut = (relPath: string, ms: number): string =>
+  `${relPath} could not be hashed within ${ms} ms (HARNESS_REHASH_TIMEOUT_MS)`;
+
+/**
+ * Opens, checks and hashes one artifact, returning the journal claim. A file over `maxBytes` is
+ * refused by the size of its opened descriptor, before any byte is read (a sparse file of many GiB
+ * occupies no disk but takes as long to hash as a full one).
+ */
 export async function claimArtifact(
   realRoot: string,
   relPath: string,
   hasher: DescriptorHasher = inlineHasher,
+  maxBytes = Number.POSITIVE_INFINITY,
 ): Promise<ArtifactClaim> {
   const opened = await openArtifact(realRoot, relPath);
   try {
-    const sha256 = await hasher(opened);
+    if (opened.size > maxBytes) throw new ArtifactError(tooLarge(relPath, opened.size, maxBytes));
+    const sha256 = await hasher(opened, relPath);
     return { path: relPath, sha256, size: opened.size, mtimeMs: opened.mtimeMs };
   } finally {
     await opened.handle.close();

@@ -8,9 +8,10 @@
  * names of its environment variables instead, so tests can prove the credentials are absent.
  *
  * Inventory hashing and Ed25519 checks run in a Piscina pool of its own (the bridge's pool lives
- * in another process), HARNESS_WORKERS threads, started only when a rule first needs it.
+ * in another process), HARNESS_WORKERS threads, started only when a rule first needs it. The
+ * bridge's artifact ceiling (`env.artifactMaxBytes`) bounds what it hashes, there and inline.
  */
-import type { HashPool } from '../workers/pool.js';
+import type { HashLimits, HashPool } from '../workers/pool.js';
 import type { FinishLineEnv, ValidatorWorkers } from './facts.js';
 import { runFinishLine } from './finish-line.js';
 import { useGit } from './git-executable.js';
@@ -40,7 +41,8 @@ async function main(): Promise<void> {
   }
   const request = JSON.parse(await readStdin()) as { git: string; facts: never; env: FinishLineEnv };
   useGit(request.git);
-  const workers = lazyPool(workerThreads(process.env['HARNESS_WORKERS']));
+  const limits = request.env.artifactMaxBytes === undefined ? {} : { maxBytes: request.env.artifactMaxBytes };
+  const workers = lazyPool(workerThreads(process.env['HARNESS_WORKERS']), limits);
   try {
     const result = await runFinishLine(request.facts, { ...request.env, workers });
     process.stdout.write(JSON.stringify({ ok: true, ...result }));
@@ -55,10 +57,13 @@ function workerThreads(value: string | undefined): number | undefined {
   return Number.isInteger(n) && n >= 1 && n <= 64 ? n : undefined;
 }
 
-function lazyPool(threads: number | undefined): ValidatorWorkers & { close(): Promise<void> } {
+function lazyPool(
+  threads: number | undefined,
+  limits: HashLimits,
+): ValidatorWorkers & { close(): Promise<void> } {
   let pool: Promise<HashPool> | null = null;
   const get = () => {
-    pool ??= import('../workers/pool.js').then((m) => new m.HashPool(threads));
+    pool ??= import('../workers/pool.js').then((m) => new m.HashPool(threads, limits));
     return pool;
   };
   return {

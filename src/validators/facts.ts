@@ -38,6 +38,11 @@ export interface FinishLineEnv {
    */
   verified?: VerifiedDigests;
   /**
+   * HARNESS_ARTIFACT_MAX_BYTES of the bridge that runs the rules: a file they hash that is larger
+   * is a problem, found by its size (unset: no ceiling, as for a local check).
+   */
+  artifactMaxBytes?: number;
+  /**
    * The validator child's worker pool (HashPool): inventory hashing (small files batched into one
    * task) and Ed25519 checks off the main thread. Absent, the rules hash and verify inline.
    */

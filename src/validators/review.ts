@@ -1,9 +1,9 @@
 import { REVIEW_ROLES, REVIEW_SCHEMA_ID, type Review } from '../contract/artifacts/index.js';
 import { loadJson, schemaProblems } from './documents.js';
-import type { ContentRule } from './facts.js';
+import type { ContentRule, FinishLineEnv } from './facts.js';
 import type { InputsOf } from './inputs.js';
 import { selfDeclaredTrust } from './json-scan.js';
-import { type VerifiedDigests, verifiedDigest } from './verified-bytes.js';
+import { verifiedDigest } from './verified-bytes.js';
 
 export const REVIEW_PATH = 'review/review.json';
 const IDENTITY_FIELDS = ['actorId', 'sessionId', 'executionId'] as const;
@@ -31,7 +31,7 @@ export const reviewRule: ContentRule = async (facts, env) => {
   if (review.runId !== facts.runId) problems.push(`${REVIEW_PATH} runId ${review.runId} is not this run`);
   if (review.verdict !== 'approved') problems.push(`the review verdict is ${review.verdict}`);
   problems.push(...collapsedRoles(review));
-  problems.push(...(await evidenceBindings(review, facts.config.artifactByNode, env.realRoot, env.verified)));
+  problems.push(...(await evidenceBindings(review, facts.config.artifactByNode, env.realRoot, env)));
   return problems;
 };
 
@@ -53,7 +53,7 @@ async function evidenceBindings(
   review: Review,
   artifactByNode: Readonly<Record<string, string>>,
   root: string,
-  verified: VerifiedDigests | undefined,
+  env: Pick<FinishLineEnv, 'verified' | 'artifactMaxBytes'>,
 ): Promise<string[]> {
   const problems: string[] = [];
   const need: [(typeof REVIEW_ROLES)[number], string][] = [
@@ -68,7 +68,7 @@ async function evidenceBindings(
   }
   for (const role of REVIEW_ROLES) {
     for (const ref of review.roster[role].evidence) {
-      const current = await verifiedDigest(root, ref.path, verified);
+      const current = await verifiedDigest(root, ref.path, env.verified, env.artifactMaxBytes);
       if (current instanceof Error) problems.push(`the ${role} evidence ${ref.path}: ${current.message}`);
       else if (current !== ref.sha256) {
         problems.push(`unsigned evidence change: ${ref.path} bound by the ${role} has changed`);

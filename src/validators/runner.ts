@@ -92,6 +92,7 @@ export function createFinishLineGate(opts: GateOptions) {
           repoRoot: env.repoRoot,
           trustPin: env.trustPin,
           ...(env.verified === undefined ? {} : { verified: env.verified }),
+          ...(env.artifactMaxBytes === undefined ? {} : { artifactMaxBytes: env.artifactMaxBytes }),
         },
       });
       const r = await spawnChild(request, [], opts);

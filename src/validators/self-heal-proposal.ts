@@ -33,7 +33,7 @@ export const selfHealProposal: ContentRule = async (facts, env) => {
   const patch = doc.value.patch;
   if (patch.path === SELF_HEAL_PROPOSAL_PATH) problems.push('the proposal cannot be its own patch');
   else {
-    const current = await verifiedDigest(env.realRoot, patch.path, env.verified);
+    const current = await verifiedDigest(env.realRoot, patch.path, env.verified, env.artifactMaxBytes);
     if (current instanceof Error) problems.push(`proposal patch: ${current.message}`);
     else if (current !== patch.sha256) problems.push(`proposal patch ${patch.path} does not match its hash`);
   }

@@ -36,8 +36,9 @@ export async function verifiedDigest(
   realRoot: string,
   relPath: string,
   verified: VerifiedDigests | undefined,
+  maxBytes?: number,
 ): Promise<string | Error> {
-  const claim = await claimArtifact(realRoot, relPath).catch((err: Error) => err);
+  const claim = await claimArtifact(realRoot, relPath, undefined, maxBytes).catch((err: Error) => err);
   if (claim instanceof Error) {
     const absent = claim instanceof ArtifactError && claim.message === `${relPath} does not exist`;
     const problem = absent ? unverifiedRead(verified, relPath, null) : null;

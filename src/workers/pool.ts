@@ -3,13 +3,14 @@ import { availableParallelism } from 'node:os';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { INLINE_HASH_MAX_BYTES } from '../contract/index.js';
-import type { DescriptorHasher, OpenedArtifact } from '../validators/artifact-root.js';
-import { inlineHasher } from '../validators/artifact-root.js';
+import { INLINE_HASH_MAX_BYTES, SMALL_HASH_MAX_BYTES } from '../contract/index.js';
+import type { DescriptorHasher } from '../validators/artifact-root.js';
+import { ArtifactError, hashTimedOut, inlineHasher } from '../validators/artifact-root.js';
 import type { VerifyResult, VerifyTask } from '../validators/signature.js';
+import { DigestCache } from './digest-cache.js';
 import { DocumentRefsCache } from './document-cache.js';
 import { type DocumentScan, NAMES_NOTHING, type ReadDocument } from './document-refs.js';
-import { type ClaimResult, type HashResult, hashDescriptor, type WorkerTask } from './tasks.js';
+import { type ClaimResult, type HashResult, TIMED_OUT, type WorkerTask } from './tasks.js';
 
 export type { DocumentRefs } from './document-refs.js';
 export type { ClaimResult } from './tasks.js';
@@ -25,8 +26,41 @@ const CLEAN_SCANS_MAX = 100_000;
 const self = fileURLToPath(import.meta.url);
 const workerFile = new URL(`./tasks${extname(self)}`, import.meta.url).href;
 
+/** What the bridge bounds its hashing by; a pool without them (offline tools) hashes anything. */
+export interface HashLimits {
+  /** HARNESS_ARTIFACT_MAX_BYTES: larger files are refused by their size, unread. */
+  maxBytes?: number;
+  /** HARNESS_REHASH_TIMEOUT_MS: hashing one file in a pool thread may take this long. */
+  timeoutMs?: number;
+}
+
+/** At most `limit` of the tasks passed to it run at once; the others wait in order. */
+function semaphore(limit: number) {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(task: () => Promise<T>): Promise<T> => {
+    if (active >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
+    active++;
+    try {
+      return await task();
+    } finally {
+      active--;
+      waiting.shift()?.();
+    }
+  };
+}
+
 export class HashPool {
   readonly pool: Piscina;
+  /**
+   * The pool has one thread more than `threads`, and files over SMALL_HASH_MAX_BYTES go through
+   * this gate, which lets at most `threads` of them hash at once: whatever large files any run
+   * claims, one thread is left to the small files (most artifacts, every document), so a run's
+   * huge artifact does not hold back another run's events and reads.
+   */
+  private readonly large: ReturnType<typeof semaphore>;
+  /** Digests of files by identity, for completed-run reads (digest-cache.ts). */
+  readonly digests = new DigestCache();
   /**
    * `<needles digest>:<content digest>` of bytes scanned and found free of those needles. Equal
    * digests mean equal bytes, so an unchanged artifact is not scanned again (it is re-hashed).
@@ -35,43 +69,48 @@ export class HashPool {
   /** The references of agent-written documents by content digest (document-cache.ts). */
   readonly documents = new DocumentRefsCache();
 
-  constructor(readonly threads: number = Math.min(4, availableParallelism())) {
+  constructor(
+    readonly threads: number = Math.min(4, availableParallelism()),
+    readonly limits: HashLimits = {},
+  ) {
     // No thread is kept while nothing is hashed (an idle isolate is about 18 MiB of RSS, which
     // an ingest-only bridge never uses); threads start on demand and leave after 30 s idle.
     this.pool = new Piscina({
       filename: workerFile,
       minThreads: 0,
-      maxThreads: threads,
+      maxThreads: threads + 1,
       idleTimeout: 30_000,
     });
+    this.large = semaphore(threads);
   }
 
-  async hashFds(fds: number[], needles: string[] = []): Promise<HashResult[]> {
-    return (await this.pool.run({ op: 'hash', fds, needles } satisfies WorkerTask)) as HashResult[];
+  /** Runs a task that reads a file of `size` bytes, in the large files' share when it is one. */
+  private runSized<T>(size: number, task: WorkerTask): Promise<T> {
+    const run = () => this.pool.run(task) as Promise<T>;
+    return size > SMALL_HASH_MAX_BYTES ? this.large(run) : run();
   }
 
-  /** Hashes and scans for credential values in one pass (inline for small files, pooled for large). */
-  async hashAndScan(opened: OpenedArtifact, needles: string[]): Promise<{ sha256: string; leaked: boolean }> {
-    const [result] =
-      opened.size <= INLINE_HASH_MAX_BYTES
-        ? [hashDescriptor(opened.handle.fd, needles)]
-        : await this.hashFds([opened.handle.fd], needles);
-    if (!result?.ok) throw new Error(`hashing failed: ${result ? result.message : 'no result'}`);
-    return { sha256: result.sha256, leaked: result.leaked };
-  }
-
-  /** Small files are hashed inline (a thread hop costs more than the hash); large ones in the pool. */
-  readonly hasher: DescriptorHasher = async (opened: OpenedArtifact) => {
-    if (opened.size <= INLINE_HASH_MAX_BYTES) return inlineHasher(opened);
-    const [result] = await this.hashFds([opened.handle.fd]);
-    if (!result?.ok) throw new Error(`hashing failed: ${result ? result.message : 'no result'}`);
-    return result.sha256;
+  /**
+   * Small files are hashed inline (a thread hop costs more than the hash); large ones in the pool,
+   * within the time bound: a file that takes longer is refused like one that cannot be opened.
+   */
+  readonly hasher: DescriptorHasher = async (opened, relPath) => {
+    if (opened.size <= INLINE_HASH_MAX_BYTES) return inlineHasher(opened, relPath);
+    const { timeoutMs } = this.limits;
+    const task: WorkerTask = { op: 'hash', fds: [opened.handle.fd], ...(timeoutMs ? { timeoutMs } : {}) };
+    const [result] = await this.runSized<HashResult[]>(opened.size, task);
+    if (result?.ok) return result.sha256;
+    if (result?.code === TIMED_OUT) throw new ArtifactError(hashTimedOut(relPath, timeoutMs ?? 0));
+    throw new Error(`hashing failed: ${result ? result.message : 'no result'}`);
   };
 
   /**
    * Opens, checks and hashes many artifacts under one real root: the paths are split into batches
    * (small files share a task, so no per-file thread hop or main-thread syscall round-trip), at
-   * least four batches per thread so every thread stays busy. Results come back in path order.
+   * least four batches per thread so every thread stays busy. A file over SMALL_HASH_MAX_BYTES is
+   * left by its batch and hashed in a task of its own, in the large files' share. With `cached`
+   * (completed-run reads), a file whose identity is the one it was last hashed with is not read
+   * again (digest-cache.ts). Results come back in path order.
    */
   async claimMany(
     realRoot: string,
@@ -80,14 +119,32 @@ export class HashPool {
       needles?: string[];
       /** The digest each path is expected to have (its claim): lets an earlier clean scan stand. */
       expected?: Readonly<Record<string, string>>;
+      /** Take a digest from the digest cache when the file's identity is unchanged. */
+      cached?: boolean;
       onProgress?: (done: number) => void;
     } = {},
   ): Promise<ClaimResult[]> {
     const needles = opts.needles ?? [];
     const scanKey = createHash('sha256').update(JSON.stringify(needles)).digest('hex');
-    const cleanOf = (path: string): string | null => {
-      const want = opts.expected?.[path];
-      return needles.length > 0 && want && this.cleanScans.has(`${scanKey}:${want}`) ? want : null;
+    const knownOf = (path: string) => (opts.cached ? this.digests.get(realRoot, path) : null);
+    const cleanOf = (path: string, known: string | undefined): string | null => {
+      for (const want of [known, opts.expected?.[path]])
+        if (needles.length > 0 && want && this.cleanScans.has(`${scanKey}:${want}`)) return want;
+      return null;
+    };
+    const claim = (batch: string[], small: boolean): Promise<ClaimResult[]> => {
+      const known = batch.map(knownOf);
+      const task: WorkerTask = {
+        op: 'claim',
+        root: realRoot,
+        paths: batch,
+        needles,
+        clean: batch.map((path, i) => cleanOf(path, known[i]?.sha256)),
+        known,
+        ...this.limits,
+        ...(small ? { deferAbove: SMALL_HASH_MAX_BYTES } : {}),
+      };
+      return small ? (this.pool.run(task) as Promise<ClaimResult[]>) : this.large(() => this.pool.run(task));
     };
     const size = Math.max(1, Math.min(CLAIM_BATCH_MAX, Math.ceil(paths.length / (this.threads * 4))));
     const batches: string[][] = [];
@@ -95,15 +152,19 @@ export class HashPool {
     let done = 0;
     const results = await Promise.all(
       batches.map(async (batch) => {
-        const clean = batch.map(cleanOf);
-        const task: WorkerTask = { op: 'claim', root: realRoot, paths: batch, needles, clean };
-        const r = (await this.pool.run(task)) as ClaimResult[];
+        const r = await claim(batch, true);
+        const all = await Promise.all(
+          r.map(async (one) =>
+            !one.ok && one.deferred ? ((await claim([one.path], false))[0] ?? one) : one,
+          ),
+        );
         done += batch.length;
         opts.onProgress?.(done);
-        return r;
+        return all;
       }),
     );
     const flat = results.flat();
+    for (const r of flat) if (r.ok) this.digests.record(realRoot, r);
     if (needles.length > 0) {
       if (this.cleanScans.size > CLEAN_SCANS_MAX) this.cleanScans.clear();
       for (const r of flat) if (r.ok && !r.leaked) this.cleanScans.add(`${scanKey}:${r.sha256}`);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { closeSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, readSync } from 'node:fs';
 import { openArtifactSync } from '../validators/artifact-open-sync.js';
-import { ArtifactError } from '../validators/artifact-root.js';
+import { ArtifactError, hashTimedOut, tooLarge } from '../validators/artifact-root.js';
 import { type VerifyResult, type VerifyTask, verifyEd25519 } from '../validators/signature.js';
 import { type DocumentScan, scanDocument } from './document-refs.js';
 import { statInventoryDigest } from './stat-inventory.js';
@@ -14,10 +14,45 @@ export type HashResult =
   | { ok: true; sha256: string; bytes: number; leaked: boolean }
   | { ok: false; code: string; message: string };
 
-/** What a claim task reports per path: the claim, or why the file cannot be claimed. */
+/**
+ * What a claim task reports per path: the claim, or why the file cannot be claimed. `identity` is
+ * the file's (digest-cache.ts) when its digest may be kept for it; `cached` marks a digest taken
+ * from the cache, the file not read. `deferred`: not hashed, being larger than the task may hash
+ * (`deferAbove`); HashPool.claimMany hashes it in a task of its own and never returns it.
+ */
 export type ClaimResult =
-  | { ok: true; path: string; sha256: string; size: number; mtimeMs: number; leaked: boolean }
-  | { ok: false; path: string; missing: boolean; message: string };
+  | {
+      ok: true;
+      path: string;
+      sha256: string;
+      size: number;
+      mtimeMs: number;
+      leaked: boolean;
+      identity?: string;
+      cached?: boolean;
+    }
+  | { ok: false; path: string; missing: boolean; message: string; deferred?: boolean };
+
+/** How a claim treats a file beyond opening and hashing it (all optional). */
+export interface ClaimFileOptions {
+  /** A digest already scanned clean for these needles. */
+  clean?: string | null;
+  /** The identity and digest the file had when last hashed (digest-cache.ts). */
+  known?: { identity: string; sha256: string } | null;
+  /** Files larger than this are refused by their size, unread (HARNESS_ARTIFACT_MAX_BYTES). */
+  maxBytes?: number | undefined;
+  /** Hashing the file may take this long; then it is abandoned (HARNESS_REHASH_TIMEOUT_MS). */
+  timeoutMs?: number | undefined;
+  /** Files larger than this are not hashed but reported `deferred` (the small files' share). */
+  deferAbove?: number | undefined;
+}
+
+/**
+ * A digest is kept for a file only when its ctime is this much older than the moment the worker
+ * opened it: a write in the same clock tick as the fstat (the kernel's timestamps are coarse), or
+ * one begun just before it and still copying, leaves ctime where the fstat saw it.
+ */
+export const SETTLED_CTIME_MS = 1000;
 
 const CHUNK = 1024 * 1024;
 // One read buffer per thread: hashDescriptor is synchronous, so it is never used twice at once.
@@ -27,7 +62,11 @@ let scratch = Buffer.allocUnsafe(CHUNK);
  * Hashes an already-opened descriptor from offset 0. Descriptors are process-wide, so the main
  * thread opens (with its no-link checks) and the worker only reads what was opened.
  */
-export function hashDescriptor(fd: number, needles: readonly string[] = []): HashResult {
+export function hashDescriptor(
+  fd: number,
+  needles: readonly string[] = [],
+  deadline = Number.POSITIVE_INFINITY,
+): HashResult {
   const hash = createHash('sha256');
   const patterns = needles.filter((n) => n !== '').map((n) => Buffer.from(n));
   // Bytes kept from the previous chunk so a credential split across two reads is still found.
@@ -44,6 +83,8 @@ export function hashDescriptor(fd: number, needles: readonly string[] = []): Has
       if (n === 0) break;
       hash.update(buf.subarray(carried, carried + n));
       position += n;
+      if (Date.now() > deadline)
+        return { ok: false, code: TIMED_OUT, message: `stopped after ${position} bytes` };
       const window = buf.subarray(0, carried + n);
       if (!leaked && patterns.some((p) => window.indexOf(p) >= 0)) leaked = true;
       if (!escapes && patterns.length > 0) escapes = window.indexOf(BACKSLASH) >= 0;
@@ -69,6 +110,8 @@ export function hashDescriptor(fd: number, needles: readonly string[] = []): Has
   return { ok: true, sha256: hash.digest('hex'), bytes: position, leaked };
 }
 
+/** The code of a hash abandoned at its deadline. */
+export const TIMED_OUT = 'ETIMEDOUT';
 const BACKSLASH = 0x5c;
 /** Documents the gate parses are at most this large (readArtifact's bound). */
 const DECODED_SCAN_MAX_BYTES = 8 * 1024 * 1024;
@@ -106,16 +149,24 @@ export function decodedJsonLeak(text: string, needles: readonly string[]): boole
   return false;
 }
 
+/** Device, inode, size, mtime and ctime in nanoseconds of an opened file (digest-cache.ts). */
+function fileIdentity(fd: number): { identity: string; ctimeNs: bigint } {
+  const st = fstatSync(fd, { bigint: true });
+  return { identity: `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`, ctimeNs: st.ctimeNs };
+}
+
 /**
  * Opens (with every no-link check of openArtifactSync), hashes and closes one artifact inside the
  * worker, so a batch of small files costs one task and no main-thread round-trip per syscall.
+ * Unless `known` is given, the file is read; with it, a file whose identity is unchanged is not.
  */
 export function claimOne(
   root: string,
   path: string,
   needles: readonly string[],
-  cleanDigest: string | null = null,
+  opts: ClaimFileOptions = {},
 ): ClaimResult {
+  const openedAt = Date.now();
   let opened: ReturnType<typeof openArtifactSync>;
   try {
     opened = openArtifactSync(root, path);
@@ -124,12 +175,36 @@ export function claimOne(
     return { ok: false, path, missing: message === `${path} does not exist`, message };
   }
   try {
+    const { size, mtimeMs } = opened;
+    const { clean = null, known = null } = opts;
+    const { maxBytes = Number.POSITIVE_INFINITY, timeoutMs = Number.POSITIVE_INFINITY } = opts;
+    if (size > maxBytes) return { ok: false, path, missing: false, message: tooLarge(path, size, maxBytes) };
+    const { identity, ctimeNs } = fileIdentity(opened.fd);
+    // The bytes last hashed, unchanged since (no user can set ctime back), and scanned clean if asked.
+    if (known?.identity === identity && (needles.length === 0 || clean === known.sha256))
+      return { ok: true, path, sha256: known.sha256, size, mtimeMs, leaked: false, identity, cached: true };
+    if (size > (opts.deferAbove ?? Number.POSITIVE_INFINITY))
+      return { ok: false, path, missing: false, message: `${path} is hashed on its own`, deferred: true };
+    const deadline = Date.now() + timeoutMs;
     // Bytes whose digest was already scanned clean for these needles need no second scan; any
     // other bytes (the digest moved) are scanned in a second pass, whose result is reported.
-    let r = hashDescriptor(opened.fd, cleanDigest ? [] : needles);
-    if (r.ok && cleanDigest && r.sha256 !== cleanDigest) r = hashDescriptor(opened.fd, needles);
-    if (!r.ok) return { ok: false, path, missing: false, message: `${path} cannot be read (${r.code})` };
-    return { ok: true, path, sha256: r.sha256, size: opened.size, mtimeMs: opened.mtimeMs, leaked: r.leaked };
+    let r = hashDescriptor(opened.fd, clean ? [] : needles, deadline);
+    if (r.ok && clean && r.sha256 !== clean) r = hashDescriptor(opened.fd, needles, deadline);
+    if (!r.ok) {
+      const message =
+        r.code === TIMED_OUT ? hashTimedOut(path, timeoutMs) : `${path} cannot be read (${r.code})`;
+      return { ok: false, path, missing: false, message };
+    }
+    const settled = ctimeNs < BigInt(openedAt - SETTLED_CTIME_MS) * 1_000_000n;
+    return {
+      ok: true,
+      path,
+      sha256: r.sha256,
+      size,
+      mtimeMs,
+      leaked: r.leaked,
+      ...(settled ? { identity } : {}),
+    };
   } finally {
     closeSync(opened.fd);
   }
@@ -141,15 +216,19 @@ export type WorkerTask =
       fds: number[];
       /** Byte strings that must not occur in the files (credential values on completed-run reads). */
       needles?: string[];
+      /** Hashing one file may take this long (HARNESS_REHASH_TIMEOUT_MS). */
+      timeoutMs?: number;
     }
-  | {
+  | ({
       op: 'claim';
       root: string;
       paths: string[];
       needles?: string[];
       /** Per path: a digest already scanned clean for these needles, or null. */
       clean?: (string | null)[];
-    }
+      /** Per path: the identity and digest it had when last hashed, or null. */
+      known?: ClaimFileOptions['known'][];
+    } & Pick<ClaimFileOptions, 'maxBytes' | 'timeoutMs' | 'deferAbove'>)
   /** Ed25519 verification (pure; the payload arrives as a Uint8Array copy). */
   | { op: 'verify-ed25519'; verify: VerifyTask }
   /** The lstat inventory digest of an artifact root (stat-inventory.ts). */
@@ -165,10 +244,20 @@ export default function run(
   task: WorkerTask,
 ): HashResult[] | ClaimResult[] | VerifyResult | DocumentScan | string | null {
   switch (task.op) {
-    case 'hash':
-      return task.fds.map((fd) => hashDescriptor(fd, task.needles));
+    case 'hash': {
+      const timeoutMs = task.timeoutMs ?? Number.POSITIVE_INFINITY;
+      return task.fds.map((fd) => hashDescriptor(fd, task.needles, Date.now() + timeoutMs));
+    }
     case 'claim':
-      return task.paths.map((p, i) => claimOne(task.root, p, task.needles ?? [], task.clean?.[i] ?? null));
+      return task.paths.map((path, i) =>
+        claimOne(task.root, path, task.needles ?? [], {
+          clean: task.clean?.[i] ?? null,
+          known: task.known?.[i] ?? null,
+          maxBytes: task.maxBytes,
+          timeoutMs: task.timeoutMs,
+          deferAbove: task.deferAbove,
+        }),
+      );
     case 'verify-ed25519':
       return verifyEd25519(task.verify);
     case 'stat-inventory':

@@ -334,10 +334,10 @@ t.test('the claim hashes the opened descriptor, not the path again', async (t) =
     await writeArtifact(root, 'run/swap.json', `swapped ${label}\n`);
     let hashed = false;
     // The file is replaced under its name after it was opened and checked, before it is hashed.
-    const swapThenHash: DescriptorHasher = async (opened) => {
+    const swapThenHash: DescriptorHasher = async (opened, relPath) => {
       await rename(join(root, 'run/swap.json'), join(root, 'run/intake.json'));
       hashed = true;
-      return b.ctx.pool.hasher(opened);
+      return b.ctx.pool.hasher(opened, relPath);
     };
     const claim = await claimArtifact(root, 'run/intake.json', swapThenHash);
     t.ok(hashed, `${label}: the hasher is given the opened file`);

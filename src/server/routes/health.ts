@@ -90,6 +90,8 @@ export const AuthenticatedHealth = closed({
     snapshotMaxBytes: positive,
     maxRuns: positive,
     approvalTextMaxBytes: positive,
+    artifactMaxBytes: positive,
+    rehashTimeoutMs: positive,
   }),
   cache: closed({ executions: count, hits: count }),
 });
@@ -163,6 +165,8 @@ export function registerHealthRoute(app: FastifyInstance, ctx: BridgeContext): v
           validatorConcurrency: env.validatorConcurrency,
           ...ctx.store.ceilings,
           approvalTextMaxBytes: APPROVAL_TEXT_MAX_BYTES,
+          artifactMaxBytes: env.artifactMaxBytes,
+          rehashTimeoutMs: env.rehashTimeoutMs,
         },
         cache: { ...ctx.cache },
       };
