@@ -177,9 +177,16 @@ t.test('numeric variables out of range', async (t) => {
     ['HARNESS_MAX_EVENTS_PER_RUN', '0'],
     ['HARNESS_MAX_EVENTS_PER_RUN', '1000001'],
     ['HARNESS_MAX_EVENTS_PER_RUN', '1e5'],
+    ['HARNESS_ARTIFACT_MAX_BYTES', '1048575'],
+    ['HARNESS_ARTIFACT_MAX_BYTES', '1099511627777'],
+    ['HARNESS_ARTIFACT_MAX_BYTES', '256MiB'],
+    ['HARNESS_REHASH_TIMEOUT_MS', '99'],
+    ['HARNESS_REHASH_TIMEOUT_MS', '600001'],
+    ['HARNESS_REHASH_TIMEOUT_MS', '-1'],
   ];
   for (const [name, value] of cases) await refuses(t, { [name]: value }, [name]);
   await starts(t, { HARNESS_MAX_EVENTS_PER_RUN: '1000000' });
+  await starts(t, { HARNESS_ARTIFACT_MAX_BYTES: '1048576', HARNESS_REHASH_TIMEOUT_MS: '600000' });
 });
 
 t.test('with several faults, the first check in the documented order is the one named', async (t) => {
