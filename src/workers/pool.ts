@@ -84,10 +84,10 @@ export class HashPool {
     this.large = semaphore(threads);
   }
 
-  /** Runs a task that reads a file of `size` bytes, in the large files' share when it is one. */
-  private runSized<T>(size: number, task: WorkerTask): Promise<T> {
+  /** Runs a task in the pool; one hashing a file over SMALL_HASH_MAX_BYTES in the large files' share. */
+  private runTask<T>(task: WorkerTask, large: boolean): Promise<T> {
     const run = () => this.pool.run(task) as Promise<T>;
-    return size > SMALL_HASH_MAX_BYTES ? this.large(run) : run();
+    return large ? this.large(run) : run();
   }
 
   /**
@@ -98,7 +98,7 @@ export class HashPool {
     if (opened.size <= INLINE_HASH_MAX_BYTES) return inlineHasher(opened, relPath);
     const { timeoutMs } = this.limits;
     const task: WorkerTask = { op: 'hash', fds: [opened.handle.fd], ...(timeoutMs ? { timeoutMs } : {}) };
-    const [result] = await this.runSized<HashResult[]>(opened.size, task);
+    const [result] = await this.runTask<HashResult[]>(task, opened.size > SMALL_HASH_MAX_BYTES);
     if (result?.ok) return result.sha256;
     if (result?.code === TIMED_OUT) throw new ArtifactError(hashTimedOut(relPath, timeoutMs ?? 0));
     throw new Error(`hashing failed: ${result ? result.message : 'no result'}`);
@@ -144,7 +144,7 @@ export class HashPool {
         ...this.limits,
         ...(small ? { deferAbove: SMALL_HASH_MAX_BYTES } : {}),
       };
-      return small ? (this.pool.run(task) as Promise<ClaimResult[]>) : this.large(() => this.pool.run(task));
+      return this.runTask<ClaimResult[]>(task, !small);
     };
     const size = Math.max(1, Math.min(CLAIM_BATCH_MAX, Math.ceil(paths.length / (this.threads * 4))));
     const batches: string[][] = [];
