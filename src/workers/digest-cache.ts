@@ -21,11 +21,12 @@ interface Entry {
  * for a file whose ctime was less than a second old when it opened it (the kernel's timestamps
  * are coarse, so a write in the same tick as the fstat would leave ctime as it saw it).
  *
- * A kept digest answers for at most DIGEST_CACHE_TTL_MS after the file was read: a write through
- * a shared memory mapping changes the bytes without moving ctime until the page is written back,
- * and on tmpfs never does, so an unchanged identity is only trusted for so long. One cache for
- * the bridge (entries by real root and path), least recently used out. The completion gate never
- * takes a digest from it (SPEC rule 10 re-hashes around the validators); what it hashes is kept.
+ * A kept digest answers for at most DIGEST_CACHE_TTL_MS after the file was read: writes through
+ * a shared memory mapping to a page already written change the bytes without moving ctime until
+ * the page is written back, and on tmpfs never move it, so an unchanged identity is trusted only
+ * so long. One cache for the bridge (entries by real root and path), least recently used out. The
+ * completion gate never takes a digest from it (SPEC rule 10 re-hashes around the validators);
+ * what it hashes is kept.
  */
 export class DigestCache {
   private readonly entries = new Map<string, Entry>();
