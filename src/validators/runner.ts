@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { execa } from '#execa';
+import { semaphore } from '../workers/semaphore.js';
 import { childEnvironment } from './child-environment.js';
 import type { FinishLineEnv, RunFacts } from './facts.js';
 import type { FinishLineResult } from './finish-line.js';
@@ -40,21 +41,6 @@ function childCommand(): { file: string; args: string[] } {
   return {
     file: process.execPath,
     args: [...loaders, fileURLToPath(new URL('./child.ts', import.meta.url))],
-  };
-}
-
-function semaphore(limit: number) {
-  let active = 0;
-  const waiting: (() => void)[] = [];
-  return async <T>(task: () => Promise<T>): Promise<T> => {
-    if (active >= limit) await new Promise<void>((r) => waiting.push(r));
-    active++;
-    try {
-      return await task();
-    } finally {
-      active--;
-      waiting.shift()?.();
-    }
   };
 }
 

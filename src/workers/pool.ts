@@ -10,6 +10,7 @@ import type { VerifyResult, VerifyTask } from '../validators/signature.js';
 import { DigestCache } from './digest-cache.js';
 import { DocumentRefsCache } from './document-cache.js';
 import { type DocumentScan, NAMES_NOTHING, type ReadDocument } from './document-refs.js';
+import { semaphore } from './semaphore.js';
 import { type ClaimResult, type HashResult, TIMED_OUT, type WorkerTask } from './tasks.js';
 
 export type { DocumentRefs } from './document-refs.js';
@@ -32,22 +33,6 @@ export interface HashLimits {
   maxBytes?: number;
   /** HARNESS_REHASH_TIMEOUT_MS: hashing one file in a pool thread may take this long. */
   timeoutMs?: number;
-}
-
-/** At most `limit` of the tasks passed to it run at once; the others wait in order. */
-function semaphore(limit: number) {
-  let active = 0;
-  const waiting: (() => void)[] = [];
-  return async <T>(task: () => Promise<T>): Promise<T> => {
-    if (active >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
-    active++;
-    try {
-      return await task();
-    } finally {
-      active--;
-      waiting.shift()?.();
-    }
-  };
 }
 
 export class HashPool {
