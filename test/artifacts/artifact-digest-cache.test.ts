@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import t from 'tap';
+import { checkArtifacts } from '../../src/server/artifact-check.js';
 import { DigestCache } from '../../src/workers/digest-cache.js';
 import { HashPool } from '../../src/workers/pool.js';
 import run, { type ClaimResult, SETTLED_CTIME_MS } from '../../src/workers/tasks.js';
@@ -27,13 +28,26 @@ t.test('an unchanged artifact of a completed run costs a stat, not a hash, on ea
   const stats = b.ctx.pool.digests.stats;
   t.equal((await b.req('GET', '/runs/r')).body['run'].status, 'completed');
   const kept = stats.kept;
-  t.ok(kept >= 14, `the first read hashed and kept the 14 claimed artifacts (${kept})`);
+  t.ok(kept >= 14, `the 14 claimed artifacts' digests are kept (${kept} hashes kept so far)`);
   const hits = stats.hits;
   for (let i = 1; i <= 3; i++) {
     t.equal((await b.req('GET', '/runs/r')).body['run'].status, 'completed');
     t.equal(stats.hits, hits + 14 * i, `read ${i + 1}: every claimed artifact answered from the cache`);
   }
   t.equal(stats.kept, kept, 'and none read again');
+  // The completion gate's check re-hashes them all (SPEC rule 10), the cache notwithstanding.
+  const gate = await b.ctx.queue.run('r', async () => {
+    const loaded = await b.ctx.store.load('r');
+    if (loaded.kind !== 'open') throw new Error(`run is ${loaded.kind}`);
+    try {
+      return await checkArtifacts(b.ctx, loaded.run, 'gate');
+    } finally {
+      b.ctx.store.release(loaded.run);
+    }
+  });
+  t.same(gate.problems, []);
+  t.equal(stats.hits, hits + 14 * 3, 'the gate took no digest from the cache');
+  t.equal(stats.kept, kept + 14, 'it read and hashed every claimed artifact');
 });
 
 t.test('a rewrite with its size and mtime put back still misses the cache: ctime moved', async (t) => {
@@ -95,7 +109,7 @@ t.test(
   },
 );
 
-t.test('only reads take digests from the cache; the completion gate hashes every time', async (t) => {
+t.test('claims take digests from the cache only when asked to', async (t) => {
   const root = await mkdtemp(join(tmpdir(), 'hb-digests-'));
   const pool = new HashPool(1);
   t.teardown(async () => {
