@@ -4,6 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import t from 'tap';
 import { cleanup, ev, makeTestEnv, startTestBridge } from './helpers/bridge.js';
 import { complete, driveToReady } from './helpers/complete-run.js';
+import { timed } from './helpers/expect.js';
 
 /**
  * Issue 28 item 7: one run's huge artifact must not delay another run's events. Files over 8 MiB
@@ -13,12 +14,6 @@ import { complete, driveToReady } from './helpers/complete-run.js';
  * re-verification are answered at once, not after them.
  */
 const GiB = 1024 ** 3;
-
-async function timed<T>(send: () => Promise<T>): Promise<{ ms: number; res: T }> {
-  const start = performance.now();
-  const res = await send();
-  return { ms: performance.now() - start, res };
-}
 
 t.test('a large hash in progress does not hold back another run’s small artifact or read', async (t) => {
   const te = await makeTestEnv();

@@ -8,7 +8,7 @@ import { verifiedDigest } from '../../src/validators/verified-bytes.js';
 import { HashPool } from '../../src/workers/pool.js';
 import { cleanup, ev, makeTestEnv, startTestBridge } from '../helpers/bridge.js';
 import { complete, driveToReady, expectBlocked } from '../helpers/complete-run.js';
-import { expectRejected, writeArtifact } from '../helpers/expect.js';
+import { expectRejected, timed, writeArtifact } from '../helpers/expect.js';
 import { buildFixture } from '../helpers/finish-line-fixture.js';
 
 /**
@@ -21,13 +21,6 @@ const GiB = 1024 ** 3;
 const HUGE = 4 * GiB;
 const over = (path: string, size: number, max: number = ARTIFACT_MAX_BYTES.default) =>
   `${path} is ${size} bytes, over the artifact ceiling of ${max} bytes (HARNESS_ARTIFACT_MAX_BYTES)`;
-
-/** Milliseconds a request takes, with its answer. */
-async function timed<T>(send: () => Promise<T>): Promise<{ ms: number; res: T }> {
-  const start = performance.now();
-  const res = await send();
-  return { ms: performance.now() - start, res };
-}
 
 t.test(
   'a sparse multi-GiB artifact is refused at claim time; other runs and GET /runs are not held up',

@@ -195,3 +195,10 @@ export function rawBytes(
     socket.write(bytes);
   });
 }
+
+/** How long `send` takes to answer, in milliseconds, with its answer. */
+export async function timed<T>(send: () => Promise<T>): Promise<{ ms: number; res: T }> {
+  const start = performance.now();
+  const res = await send();
+  return { ms: performance.now() - start, res };
+}
