@@ -7,6 +7,7 @@ import { execa } from '#execa';
 import { boundFiles } from '../src/server/verdict-inputs.js';
 import { claimArtifact } from '../src/validators/artifact-root.js';
 import { loadJson, REFERENCED_DOCUMENTS } from '../src/validators/documents.js';
+import type { FinishLineStage } from '../src/validators/facts.js';
 import { contentRulesFor, runFinishLine, validatorInputs } from '../src/validators/finish-line.js';
 import { gitExecutable, useGit } from '../src/validators/git-executable.js';
 import { commitNames } from '../src/validators/json-scan.js';
@@ -245,19 +246,21 @@ async function gitRecorder(t: Test) {
   };
 }
 
-t.test('every git command a rule runs is a repository read it declares', async (t) => {
+/** Each stage's rules, over both fixtures: the `ran` set of `<rule> <git subcommand>`. */
+async function gitReads(t: Test, stage: FinishLineStage): Promise<string[]> {
   const recorded = await gitRecorder(t);
   const ran = new Set<string>();
   for (const opts of [{}, { commissioned: false, corrective: true }]) {
     const f = await buildFixture(t, opts);
+    const env = { ...f.env, stage };
     for (const [name, rule, inputsOf] of contentRulesFor(f.facts)) {
-      const declared = inputsOf(f.facts).repository ?? {};
+      const declared = inputsOf(f.facts, stage).repository ?? {};
       const named = new Set<string>();
       for (const doc of declared.commitsNamedIn ?? []) {
         const loaded = await loadJson(f.root, doc);
         if (loaded.kind === 'ok') for (const n of commitNames(loaded.value)) named.add(n);
       }
-      for (const [sub, ...args] of await recorded(() => rule(f.facts, f.env))) {
+      for (const [sub, ...args] of await recorded(() => rule(f.facts, env))) {
         // The repository format the shadow git directory copies (git-shadow.ts), read once per
         // config file identity: it decides how git reads, never what a rule is answered.
         if (sub === 'config') {
@@ -280,12 +283,16 @@ t.test('every git command a rule runs is a repository read it declares', async (
       }
     }
   }
+  return [...ran].sort();
+}
+
+const COMMIT_READS = ['corrective-work cat-file', 'corrective-work merge-base', 'corrective-work rev-parse'];
+
+t.test('every git command a rule runs at the gate is a repository read it declares', async (t) => {
   t.same(
-    [...ran].sort(),
+    await gitReads(t, 'gate'),
     [
-      'corrective-work cat-file',
-      'corrective-work merge-base',
-      'corrective-work rev-parse',
+      ...COMMIT_READS,
       'post-proof-mutation diff',
       'post-proof-mutation ls-files',
       'post-proof-mutation update-index',
@@ -293,4 +300,15 @@ t.test('every git command a rule runs is a repository read it declares', async (
     ],
     'the fixtures take every rule that runs git down its git reads',
   );
+});
+
+t.test('a completed-run read compares no working tree: only commits and the trust store', async (t) => {
+  t.same(
+    await gitReads(t, 'read'),
+    [...COMMIT_READS, 'post-proof-mutation cat-file', 'review-signature cat-file'],
+    'the proven commit is looked up, the working tree is not listed',
+  );
+  const f = await buildFixture(t);
+  t.equal(validatorInputs(f.facts, 'gate').repository.workingTree, true);
+  t.equal(validatorInputs(f.facts, 'read').repository.workingTree, false, 'so the verdict key binds none');
 });

@@ -94,6 +94,7 @@ export async function completionGate(
         realRoot: run.config.artifactRoot,
         repoRoot: ctx.env.repoRoot,
         trustPin: run.config.trustPin,
+        stage: 'gate',
         verified: verifiedBy(before),
         artifactMaxBytes: ctx.env.artifactMaxBytes,
       })),

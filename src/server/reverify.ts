@@ -54,8 +54,8 @@ async function runtimeDrift(ctx: BridgeContext, run: OpenRun): Promise<string[]>
  * digests of the checked artifacts, and the identity of exactly what this run's validators read
  * under the artifact root (verdict-inputs.ts: the files they read by name and the paths named in
  * the documents they follow, or the root's whole lstat inventory when a rule enumerates it) and in
- * the git repository (the trust store at HEAD, the working-tree status, the commits the RCA and
- * proof name), as far as this run's rules read it. A hit replays a verdict computed for exactly these inputs; it never turns a failure into a pass.
+ * the git repository (the trust store at HEAD, the commits the RCA and proof name), as far as this
+ * run's rules read it at the `read` stage, which never compares the working tree with the proof. A hit replays a verdict computed for exactly these inputs; it never turns a failure into a pass.
  * Without an inputs digest (an identity that cannot be taken, a root too large to walk) the
  * verdict is never answered from the cache.
  */
@@ -91,6 +91,8 @@ async function verdict(
     realRoot: run.config.artifactRoot,
     repoRoot: ctx.env.repoRoot,
     trustPin: run.config.trustPin,
+    // What the completion bound, not the working tree against the proof (FinishLineStage).
+    stage: 'read',
     verified: verifiedBy(check),
     artifactMaxBytes: ctx.env.artifactMaxBytes,
   });

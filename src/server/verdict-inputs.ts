@@ -38,9 +38,10 @@ import { factsOf } from './completion.js';
  *   ctime moves on any change of content, links or mode), and the review names every file of its
  *   inventory, so binding those one by one as well would only repeat the walk on the main thread.
  *
- * - What the rules read from the git repository (HARNESS_REPO_ROOT), only for runs whose rules
- *   declare it (repositoryState): the trust store's object name at HEAD, the working-tree status
- *   the post-proof comparison depends on, the commits the RCA and proof name.
+ * - What the rules read from the git repository (HARNESS_REPO_ROOT) at the `read` stage, only
+ *   for runs whose rules declare it (repositoryState): the trust store's object name at HEAD and
+ *   the commits the RCA and proof name. The working tree is compared with the proof only at the
+ *   gate, so no read binds it: a commit or an edit that leaves those alone is a cache hit.
  *
  * Identities are taken before the validators run, and a document's references are read after its
  * own identity was taken, so a change at any later moment shows as another key. Null (never
@@ -139,6 +140,10 @@ async function trustStoreState(repoRoot: string): Promise<string[]> {
 }
 
 /**
+ * Bound only when a rule declares a working-tree read at the `read` stage, which no rule does
+ * (post-proof-mutation compares the working tree at the gate only); kept so that a declaration
+ * added later is bound rather than answered from a stale verdict.
+ *
  * What changesSince answers for any commit: the status names HEAD, every index change against it
  * (with both object names); every path it reports changed in the working tree, and every path
  * uncomparedPaths lists (untracked under the committed ignore rules only, ignored untracked
@@ -223,7 +228,7 @@ export async function verdictInputsDigest(
 ): Promise<string | null> {
   const root = run.config.artifactRoot;
   if (root === null) return 'no-artifact-root';
-  const inputs = validatorInputs(factsOf(run));
+  const inputs = validatorInputs(factsOf(run), 'read');
   const hash = createHash('sha256').update('harness.verdict-inputs.v2\n');
   const refs: DocumentRefsReader = (r, paths) => pool.documentRefs(r, paths);
   // The documents naming commits are read once the root's identities are taken.

@@ -17,6 +17,15 @@ export interface RunFacts {
   approvalsPartial?: boolean;
 }
 
+/**
+ * When the rules run: `gate` is the completion gate, where every rule holds the run to the live
+ * repository (the working tree still the proven commit); `read` re-verifies a completed run, and
+ * checks only what the completion bound (artifact bytes, signatures, approvals, the commits the
+ * evidence names still existing), never the working tree against the proof: development goes on
+ * after a completion (docs/finish-line.md, "Completed runs and further work").
+ */
+export type FinishLineStage = 'gate' | 'read';
+
 /** A structural rule: pure, synchronous, returns every problem it finds (empty = holds). */
 export type StructuralRule = (facts: RunFacts) => string[];
 
@@ -31,6 +40,8 @@ export interface FinishLineEnv {
   repoRoot: string;
   trustPin: string;
   credentialValues?: never;
+  /** Absent: `gate`, the stricter stage (a local check, a test). */
+  stage?: FinishLineStage;
   /**
    * What the bridge hashed before it started the validators: a rule reads each of these paths
    * through loadJson or verifiedDigest with it, so it decides on exactly those bytes. Absent (a

@@ -1,6 +1,12 @@
 import { correctiveWork, correctiveWorkInputs } from './corrective-work.js';
 import { REFERENCED_DOCUMENTS } from './documents.js';
-import { assuranceRequired, type ContentRule, type FinishLineEnv, type RunFacts } from './facts.js';
+import {
+  assuranceRequired,
+  type ContentRule,
+  type FinishLineEnv,
+  type FinishLineStage,
+  type RunFacts,
+} from './facts.js';
 import { type InputsOf, mergeInputs, type ValidatorInputs } from './inputs.js';
 import { postProofMutation, postProofMutationInputs } from './post-proof-mutation.js';
 import { productionReadiness, productionReadinessInputs } from './production-readiness.js';
@@ -44,13 +50,13 @@ export function contentRulesFor(facts: RunFacts): readonly ContentRuleEntry[] {
 
 /**
  * Everything the rules that run for these facts, and the privacy check's secret scan, read under
- * the artifact root (the structural rules read none): what the completed-run verdict cache key
- * binds.
+ * the artifact root and in the repository at `stage` (the structural rules read none): at `read`,
+ * what the completed-run verdict cache key binds.
  */
-export function validatorInputs(facts: RunFacts): ValidatorInputs {
+export function validatorInputs(facts: RunFacts, stage: FinishLineStage = 'gate'): ValidatorInputs {
   return mergeInputs([
-    ...contentRulesFor(facts).map(([, , inputs]) => inputs(facts)),
-    secretScanInputs(facts),
+    ...contentRulesFor(facts).map(([, , inputs]) => inputs(facts, stage)),
+    secretScanInputs(facts, stage),
   ]);
 }
 

@@ -100,7 +100,9 @@ async function recordedListing(
 
 /**
  * The ignored files the proof ran with against the work tree now: each added, removed or changed
- * outside the adapter's `ignoredMayChange` globs is named (the first five, then a count).
+ * outside the adapter's `ignoredMayChange` globs is named (the first five, then a count). At the
+ * `read` stage only the listing the proof binds is checked (evidence bytes): the work tree goes on
+ * changing after a completion.
  */
 export async function ignoredFilesProblems(
   facts: RunFacts,
@@ -115,6 +117,7 @@ export async function ignoredFilesProblems(
   const recorded = await recordedListing(env, subject.ignored);
   if (typeof recorded === 'string')
     return [`the ignored files the proof ran with cannot be read: ${recorded}`];
+  if (env.stage === 'read') return [];
   const now = await listIgnoredFiles(env.repoRoot, env.realRoot);
   if (now === null) return ['the ignored files outside the artifact root cannot be listed'];
   if ('tooMany' in now)

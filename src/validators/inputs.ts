@@ -1,4 +1,4 @@
-import type { RunFacts } from './facts.js';
+import type { FinishLineStage, RunFacts } from './facts.js';
 
 /**
  * What a content rule reads under the artifact root and in the git repository (HARNESS_REPO_ROOT),
@@ -27,13 +27,17 @@ export interface RuleInputs {
 export interface RepositoryReads {
   /** The review-trust store committed at HEAD (its path depends on `.harness-pack`). */
   trustStore?: boolean;
-  /** The working tree compared with a commit, the artifact root left out (changesSince). */
+  /**
+   * The working tree compared with a commit, the artifact root left out (changesSince). Declared
+   * for the gate only: a completed-run read does not compare it, so the key does not bind it.
+   */
   workingTree?: boolean;
   /** Documents among `files` whose full commit names the rule looks up (existence, ancestry). */
   commitsNamedIn?: readonly string[];
 }
 
-export type InputsOf = (facts: RunFacts) => RuleInputs;
+/** What a rule reads at `stage` (a rule reads less when re-verifying a completed run). */
+export type InputsOf = (facts: RunFacts, stage: FinishLineStage) => RuleInputs;
 
 /** The union of the inputs of every rule that runs for a run. */
 export interface ValidatorInputs {

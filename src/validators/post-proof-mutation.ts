@@ -7,26 +7,31 @@ import {
 import { PACKET_PATH } from './corrective-work.js';
 import { loadDocument, loadJson, schemaIdOf } from './documents.js';
 import type { ContentRule } from './facts.js';
-import { changesSince, workingTreeScope } from './git.js';
+import { changesSince, commitExists, workingTreeScope } from './git.js';
 import { ignoredFilesProblems } from './ignored-files.js';
 import type { InputsOf } from './inputs.js';
 
 /**
  * The proof, the ignored-file listing it binds (`subject.ignored`, a reference the rule follows)
- * and the packet; in git, the working tree, ignored files included, compared with the commit the
- * proof names.
+ * and the packet; in git, the commit the proof names and, at the gate only, the working tree,
+ * ignored files included, compared with it.
  */
-export const postProofMutationInputs: InputsOf = (facts) => ({
+export const postProofMutationInputs: InputsOf = (facts, stage) => ({
   files: [facts.config.artifactByNode.prove, PACKET_PATH],
   documents: [facts.config.artifactByNode.prove],
-  repository: { workingTree: true, commitsNamedIn: [facts.config.artifactByNode.prove] },
+  repository: { workingTree: stage === 'gate', commitsNamedIn: [facts.config.artifactByNode.prove] },
 });
 
 /**
  * The rule-9 refusal "post-proof application mutation". A commissioned proof names the commit it
- * ran at on a clean tree; the repository working tree (outside the artifact root) must still equal
- * that commit, its git-ignored files must be those the proof ran with (ignored-files.ts), and the
- * packet must bind the same commit. Anything git cannot answer is a problem.
+ * ran at on a clean tree; at the gate the repository working tree (outside the artifact root) must
+ * still equal that commit and its git-ignored files must be those the proof ran with
+ * (ignored-files.ts); the packet must bind the same commit. Anything git cannot answer is a problem.
+ *
+ * Re-verifying a completed run (stage `read`) holds it to what the completion bound, not to the
+ * working tree: the proven commit must still exist, but commits and edits made after the
+ * completion are further work, not a mutation of what was proven (SPEC quarantines a completed run
+ * for deletion, byte drift or privacy drift of what it references).
  */
 export const postProofMutation: ContentRule = async (facts, env) => {
   if (env.realRoot === null) return [];
@@ -38,15 +43,11 @@ export const postProofMutation: ContentRule = async (facts, env) => {
   const problems: string[] = [];
   if (subject.dirty) problems.push(`${proofPath} ran on a working tree with uncommitted changes`);
 
-  const { repo, excludeRel } = await workingTreeScope(env.repoRoot, env.realRoot);
-  const changed = await changesSince(repo, subject.commit, excludeRel);
-  if (changed === null)
-    problems.push(`the working tree cannot be compared with proven commit ${subject.commit}`);
-  else if (changed.length > 0) {
-    const shown = changed.slice(0, 5).join(', ');
-    problems.push(
-      `application changed after proof at ${subject.commit}: ${shown}${changed.length > 5 ? ', ...' : ''}`,
-    );
+  if (env.stage === 'read') {
+    if (!(await commitExists(env.repoRoot, subject.commit)))
+      problems.push(`proven commit ${subject.commit} no longer exists in the repository`);
+  } else {
+    problems.push(...(await workingTreeProblems(env.repoRoot, env.realRoot, subject.commit)));
   }
   problems.push(
     ...(await ignoredFilesProblems(facts, { ...env, realRoot: env.realRoot }, proofPath, subject)),
@@ -60,3 +61,15 @@ export const postProofMutation: ContentRule = async (facts, env) => {
   }
   return problems;
 };
+
+/** The working tree outside the artifact root against the proven commit (the gate's comparison). */
+async function workingTreeProblems(repoRoot: string, realRoot: string, commit: string): Promise<string[]> {
+  const { repo, excludeRel } = await workingTreeScope(repoRoot, realRoot);
+  const changed = await changesSince(repo, commit, excludeRel);
+  if (changed === null) return [`the working tree cannot be compared with proven commit ${commit}`];
+  if (changed.length > 0) {
+    const shown = changed.slice(0, 5).join(', ');
+    return [`application changed after proof at ${commit}: ${shown}${changed.length > 5 ? ', ...' : ''}`];
+  }
+  return [];
+}

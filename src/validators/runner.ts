@@ -77,6 +77,7 @@ export function createFinishLineGate(opts: GateOptions) {
           realRoot: env.realRoot,
           repoRoot: env.repoRoot,
           trustPin: env.trustPin,
+          ...(env.stage === undefined ? {} : { stage: env.stage }),
           ...(env.verified === undefined ? {} : { verified: env.verified }),
           ...(env.artifactMaxBytes === undefined ? {} : { artifactMaxBytes: env.artifactMaxBytes }),
         },

@@ -21,7 +21,7 @@ export const externalValidationRuntimeInputs: InputsOf = (facts) => ({
 export const externalValidationRuntime: ContentRule = async (facts, env) => {
   if (env.realRoot === null) return [];
   const problems: string[] = [];
-  for (const path of externalValidationRuntimeInputs(facts).files) {
+  for (const path of externalValidationRuntimeInputs(facts, env.stage ?? 'gate').files) {
     const doc = await loadJson(env.realRoot, path, env.verified);
     if (doc.kind !== 'ok') continue;
     const hits = scanJson(doc.value, (key, v) => {

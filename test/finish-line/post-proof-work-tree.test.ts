@@ -1,4 +1,4 @@
-import { cp, mkdir, writeFile } from 'node:fs/promises';
+import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { repositoryState } from '../../src/server/verdict-inputs.js';
@@ -91,3 +91,26 @@ t.test(
     );
   },
 );
+
+t.test('at a completed-run read the proven commit must exist; the work tree is not compared', async (t) => {
+  const f = await buildFixture(t);
+  f.env.stage = 'read';
+  await writeFile(join(f.repo, 'app.js'), EVIL);
+  await writeFile(join(f.repo, 'new.js'), 'new\n');
+  await mkdir(join(f.repo, 'node_modules'));
+  await writeFile(join(f.repo, 'node_modules/dep.js'), 'ignored, added after the proof\n');
+  t.same(failing(await f.run()), [], 'work after the proof is no mutation of what was proven');
+  await rm(join(f.repo, '.git/objects', f.postFix.slice(0, 2), f.postFix.slice(2)));
+  const problems = (await f.run()).problems;
+  t.ok(
+    problems.includes(`post-proof-mutation: proven commit ${f.postFix} no longer exists in the repository`),
+    JSON.stringify(problems),
+  );
+  f.env.stage = 'gate';
+  t.ok(
+    (await f.run()).problems.includes(
+      `post-proof-mutation: the working tree cannot be compared with proven commit ${f.postFix}`,
+    ),
+    'the gate compares the work tree, and cannot without the commit',
+  );
+});
