@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import { repositoryState } from '../src/server/verdict-inputs.js';
 import { documentRefsHere } from '../src/workers/document-refs.js';
-import { commissionedRun, completed } from './helpers/commissioned-run.js';
+import { commissionedRun, driveToCompletion } from './helpers/commissioned-run.js';
+import { expectBlocked } from './helpers/complete-run.js';
 import { buildFixture, type Fixture, failing } from './helpers/finish-line-fixture.js';
 import { forgeIndexEntry } from './helpers/forged-index.js';
 
@@ -11,7 +12,8 @@ import { forgeIndexEntry } from './helpers/forged-index.js';
  * SPEC rule 9 "post-proof application mutation cannot close the run", against an agent that also
  * controls the state git's own comparison trusts: index flags and stat data, replace refs and the
  * local ignore rules. Each trick hides a post-proof change from plain `git status` (the control); the rule must
- * still refuse, and the verdict cache key (which a completed-run read consults) must move.
+ * still refuse at the gate, and the working-tree state repositoryState binds must move. (A
+ * completed run's read does not compare the working tree: test/completed-run-further-work.test.ts.)
  */
 const EVIL = 'export const add = () => 4; // changed after the proof\n';
 
@@ -92,19 +94,14 @@ for (const [name, trick] of tricks) {
   });
 }
 
-t.test('a completed run: an edit hidden by skip-worktree after a cached read misses the cache', async (t) => {
+t.test('over HTTP: an edit hidden by skip-worktree refuses run.completed', async (t) => {
   const c = await commissionedRun(t);
-  await completed(t, c);
-  t.equal((await c.b.req('GET', `/runs/${c.f.runId}`)).body.run.status, 'completed', 'a cached read');
-  const before = (await c.b.req('GET', '/health')).body.cache;
+  await driveToCompletion(c);
   await writeFile(join(c.f.repo, 'app.js'), 'export const add = (a, b) => a - b;\n');
   await c.f.git('update-index', '--skip-worktree', 'app.js');
   t.equal(await c.f.git('status', '--porcelain', '--', 'app.js'), '', 'control: git status shows nothing');
-  const got = await c.b.req('GET', `/runs/${c.f.runId}`);
-  t.equal(got.body.run.status, 'quarantined');
-  t.match(got.body.run.quarantine.reasons, [/application changed after proof .*app\.js/]);
-  const after = (await c.b.req('GET', '/health')).body.cache;
-  t.equal(after.executions, before.executions + 1, 'the read ran the validators: not a cache hit');
+  const { r } = await expectBlocked(t, c.b, c.f.runId, 1);
+  t.match(r.body.problems, [/^post-proof-mutation: application changed after proof .*app\.js/]);
 });
 
 t.test('a sparse checkout cannot pass: each path outside it is reported', async (t) => {
