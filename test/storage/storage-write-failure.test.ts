@@ -58,6 +58,16 @@ const tally = (answers: Map<string, Answer>) =>
   }, {});
 
 /** How the stopped bridge left: its exit code, its one cause line, and a free lease. */
+/** What the failure left undurable was refused 503 bridge_busy, as at shutdown; nothing answered 500. */
+function refusedAsAtShutdown(t: Test, counts: Record<string, number>): void {
+  t.ok((counts['503 bridge_busy'] ?? 0) > 0, 'what could not be made durable was refused, 503 bridge_busy');
+  t.same(
+    Object.keys(counts).filter((k) => !['201', '503 bridge_busy', 'no answer'].includes(k)),
+    [],
+    'no other answer (no 500)',
+  );
+}
+
 function assertStopped(t: Test, te: TestEnv, code: number | null, stderr: string, cause: RegExp): void {
   t.equal(code, EXIT_IO_FAILED, `exit code ${EXIT_IO_FAILED}`);
   const lines = stderr.split('\n').filter(Boolean);
@@ -158,12 +168,7 @@ t.test(
     }
     const counts = tally(answers);
     t.ok((counts['201'] ?? 0) > 0, `some stored: ${JSON.stringify(counts)}`);
-    t.ok((counts['503 bridge_busy'] ?? 0) > 0, 'the batch that failed was refused, as at shutdown');
-    t.same(
-      Object.keys(counts).filter((k) => !['201', '503 bridge_busy', 'no answer'].includes(k)),
-      [],
-      'no other answer (no 500)',
-    );
+    refusedAsAtShutdown(t, counts);
     assertStopped(
       t,
       te,
@@ -211,12 +216,7 @@ t.test('the disk fails under load: the bridge exits, its restart serves what it 
   );
   const counts = tally(answers);
   t.ok(failedAt > 0, `the disk failed after ${acked} acknowledged events: ${JSON.stringify(counts)}`);
-  t.ok((counts['503 bridge_busy'] ?? 0) > 0, 'what could not be made durable was refused, 503 bridge_busy');
-  t.same(
-    Object.keys(counts).filter((k) => !['201', '503 bridge_busy', 'no answer'].includes(k)),
-    [],
-    'no other answer (no 500)',
-  );
+  refusedAsAtShutdown(t, counts);
   assertStopped(
     t,
     te,
