@@ -1,5 +1,5 @@
 import type { Dirent } from 'node:fs';
-import { readdir, rm } from 'node:fs/promises';
+import { opendir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunConfig } from '../contract/index.js';
 import { RUN_DIRECTORY_MAX } from '../contract/index.js';
@@ -8,6 +8,7 @@ import { DRIFT_FILE } from './drift-quarantines.js';
 import { StartupError } from './lease.js';
 import { NotRegularFileError, readTextNoFollow } from './no-follow.js';
 import { CONFIG_FILE, LEASE_FILE, MUTEX_FILE, RUN_DIR_PATTERN, runDirName, SNAPSHOT_FILE } from './paths.js';
+import { RunDirSet } from './run-dir-set.js';
 import { parseConfig } from './run-files.js';
 import { RUN_INDEX_FILE } from './run-index-file.js';
 
@@ -42,19 +43,14 @@ export interface RunDirListing {
   missing: string[];
 }
 
-/** `names` (every run directory name in the data directory) against the index's directories. */
-export function runDirListing(names: string[], indexed: ReadonlyMap<string, string>): RunDirListing {
+/**
+ * `names` (every run directory name in the data directory) against the index's directories,
+ * which are marked found as they are met.
+ */
+export function runDirListing(names: Iterable<string>, indexed: RunDirSet): RunDirListing {
   const unindexed: string[] = [];
-  let present = 0;
-  for (const name of names) {
-    if (indexed.has(name)) present++;
-    else unindexed.push(name);
-  }
-  if (present === indexed.size) return { unindexed, missing: [] };
-  const all = new Set(names);
-  const missing: string[] = [];
-  for (const [dir, runId] of indexed) if (!all.has(dir)) missing.push(runId);
-  return { unindexed, missing };
+  for (const name of names) if (indexed.mark(name) === undefined) unindexed.push(name);
+  return { unindexed, missing: indexed.unmarked() };
 }
 
 /** At most this many entries are named in a refusal, so it stays one readable line. */
@@ -90,7 +86,7 @@ export async function checkLayout(
   key: Buffer,
   trustPin: string,
   maxRuns: number = RUN_DIRECTORY_MAX,
-  indexed?: ReadonlyMap<string, string>,
+  indexed?: RunDirSet,
 ): Promise<{ configs: LayoutConfigs; listing: RunDirListing }> {
   const found = await scanLayout(dataDir, key, trustPin, maxRuns, indexed);
   // rm removes a link itself, never what it points to.
@@ -123,18 +119,26 @@ export async function scanLayout(
   key: Buffer,
   trustPin: string | null,
   maxRuns: number = RUN_DIRECTORY_MAX,
-  indexed: ReadonlyMap<string, string> = new Map(),
+  indexed: RunDirSet = new RunDirSet(),
 ): Promise<LayoutFindings> {
-  const entries = await readdir(dataDir, { withFileTypes: true });
-  // Names as the index wrote them need no pattern test (100,000 of them at most).
+  // Streamed: a run directory the index names is marked found and not kept (a data directory
+  // holds up to 100,000); every other entry is kept to be checked once the counts are known.
   const isRunDir = (name: string) => indexed.has(name) || RUN_DIR_PATTERN.test(name);
+  const entries: Dirent[] = [];
   const runDirs: string[] = [];
+  let indexedRunDirs = 0;
   let others = 0;
-  for (const { name } of entries) {
+  for await (const entry of await opendir(dataDir, { bufferSize: 1024 })) {
+    const name = entry.name;
+    if (entry.isDirectory() && indexed.mark(name) !== undefined) {
+      indexedRunDirs++;
+      continue;
+    }
+    entries.push(entry);
     if (isRunDir(name)) runDirs.push(name);
     else if (!isInterrupted(name) && name !== RUN_INDEX_FILE) others++;
   }
-  if (runDirs.length > maxRuns) {
+  if (indexedRunDirs + runDirs.length > maxRuns) {
     throw new StartupError(
       `HARNESS_DATA_DIR ${dataDir} holds more than ${maxRuns} runs: archive it and start with a fresh data directory`,
     );

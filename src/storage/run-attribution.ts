@@ -6,8 +6,10 @@ import { readDriftQuarantines } from './drift-quarantines.js';
 import { type LayoutConfigs, type RunDirListing, runDirListing } from './layout.js';
 import { readTextNoFollow } from './no-follow.js';
 import { CONFIG_FILE, isCanonicalRunId, RUN_DIR_PATTERN, runDirName, SNAPSHOT_FILE } from './paths.js';
+import { RunDirSet } from './run-dir-set.js';
 import { readConfig } from './run-files.js';
 import { type IndexEntry, unreadEntry } from './run-index.js';
+import { RunTable } from './run-table.js';
 
 /** The creation time of a run known only by its directory: it sorts first. */
 export const EPOCH = '1970-01-01T00:00:00.000Z';
@@ -48,7 +50,7 @@ export async function attributeRunDirs(
   key: Buffer,
   configs: LayoutConfigs | undefined,
   logged: readonly string[] = [],
-  indexed: ReadonlyMap<string, string> = new Map(),
+  indexed: RunDirSet = new RunDirSet(),
   listing?: RunDirListing,
 ): Promise<{ entries: IndexEntry[]; quarantines: [string, string][]; missing: string[] }> {
   // Runs the index holds are attributed by it (and authenticated when opened); a directory it
@@ -104,15 +106,15 @@ export async function startupRuns(
   configs: LayoutConfigs | undefined,
   disputed: readonly Disputed[],
   logged: readonly string[],
-  index: { runs: Map<string, IndexEntry>; dirs: ReadonlyMap<string, string> } | null = null,
+  index: { runs: RunTable; dirs: RunDirSet } | null = null,
   listing?: RunDirListing,
-): Promise<{ runs: Map<string, IndexEntry>; added: IndexEntry[]; quarantines: [string, string][] }> {
+): Promise<{ runs: RunTable; added: IndexEntry[]; quarantines: [string, string][] }> {
   const found = await attributeRunDirs(dataDir, key, configs, logged, index?.dirs, listing);
   const { quarantines } = found;
   // The index's entries, less the runs whose directory was removed (archived) while the bridge was
   // stopped, as it always has: the ID may then be used for a new run. A directory the index
   // lacks is attributed from its files, over any entry for the same run.
-  const runs = index?.runs ?? new Map<string, IndexEntry>();
+  const runs = index?.runs ?? new RunTable();
   for (const runId of found.missing) runs.delete(runId);
   const added = [...found.entries];
   for (const e of added) runs.set(e.runId, e);

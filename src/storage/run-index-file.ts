@@ -4,6 +4,8 @@ import { atomicWrite } from './atomic.js';
 import { datasync, truncateTo, writeAll } from './fd-io.js';
 import { openNoFollow, READ, READ_APPEND } from './no-follow.js';
 import { runDirName } from './paths.js';
+import { RunDirSet } from './run-dir-set.js';
+import { RunTable } from './run-table.js';
 
 /**
  * `runs-index.log`: what `GET /runs` shows of every run, and each run's latest durable journal head,
@@ -43,9 +45,10 @@ export interface IndexedRun {
 export type IndexRead =
   | {
       kind: 'read';
-      runs: Map<string, IndexedRun>;
+      /** Every run's entry, as columns. */
+      runs: RunTable;
       /** The run directory of every entry, as written (so startup hashes no run ID). */
-      dirs: Map<string, string>;
+      dirs: RunDirSet;
       /** Entry lines read, superseded ones included, and blocks. */
       lines: number;
       blocks: number;
@@ -71,47 +74,69 @@ const READ_CHUNK = 4 * 1024 * 1024;
 const NEWLINE = 10;
 const DASH = 0x2d;
 
-/** The field of `lines[from, to)`, or null for `-`. */
-const field = (lines: Buffer, from: number, to: number, encoding: 'latin1' | 'utf8'): string | null =>
-  to === from + 1 && lines[from] === DASH ? null : lines.toString(encoding, from, to);
+const TAB = 9;
+/** Fields of an entry line; a removal has two. */
+const FIELDS = 6;
+
+const RUN_DIR_PREFIX = Buffer.from('run-');
+/** `run-` and 64 hex digits. */
+const RUN_DIR_CHARS = 68;
+
+const isDash = (lines: Buffer, from: number, to: number): boolean => to === from + 1 && lines[from] === DASH;
+
+/** The non-negative decimal integer `lines[from, to)`, or -1. */
+function decimal(lines: Buffer, from: number, to: number): number {
+  if (to === from || to - from > 15) return -1;
+  let v = 0;
+  for (let i = from; i < to; i++) {
+    const d = lines[i]! - 0x30;
+    if (d < 0 || d > 9) return -1;
+    v = v * 10 + d;
+  }
+  return v;
+}
 
 /**
- * The entry lines of one authenticated block, into `runs` and `dirs`. Each field is decoded from
- * the bytes on its own (a substring of a decoded block would keep the whole block alive), and a
- * line for a run already read decodes no directory (a run's directory never changes). False for
- * a malformed line.
+ * The entry lines of one authenticated block, into `runs` and `dirs`, read from the bytes: the
+ * run's ID is the one string made (and kept only for a run not read before); the rest goes into
+ * the table's columns. False for a malformed line.
  */
-function readLines(lines: Buffer, runs: Map<string, IndexedRun>, dirs: Map<string, string>): boolean {
-  // Found in a latin1 decoding (one character per byte, so its offsets are the buffer's), fields
-  // are then decoded from the bytes.
-  const text = lines.toString('latin1');
-  const tabs = [0, 0, 0, 0, 0];
-  for (let at = 0; at < text.length; ) {
-    const end = text.indexOf('\n', at);
+function readLines(lines: Buffer, runs: RunTable, dirs: RunDirSet): boolean {
+  // Field i is `lines[start[i], start[i + 1] - 1)`: each start follows a tab, the line's end a newline.
+  const start = new Int32Array(FIELDS + 1);
+  for (let at = 0; at < lines.length; ) {
     let n = 0;
-    for (let t = text.indexOf('\t', at); t >= 0 && t < end; t = text.indexOf('\t', t + 1)) {
-      if (n === tabs.length) return false;
-      tabs[n++] = t;
+    start[n++] = at;
+    let end = at;
+    for (; end < lines.length && lines[end] !== NEWLINE; end++) {
+      if (lines[end] !== TAB) continue;
+      if (n === FIELDS) return false;
+      start[n++] = end + 1;
     }
-    const runId = text.slice(at, n === 0 ? end : tabs[0]);
-    if (n === 1 && end === tabs[0]! + 2 && lines[end - 1] === DASH) {
+    start[n] = end + 1;
+    const runId = lines.toString('latin1', at, start[1]! - 1);
+    if (n === 2 && isDash(lines, start[1]!, end)) {
       // A removal: `<runId> TAB -`.
       if (runs.delete(runId)) dirs.delete(runDirName(runId));
     } else {
-      if (n !== 5) return false;
-      const [dir, created, records, head, summary] = tabs as [number, number, number, number, number];
-      const count = Number(text.slice(records + 1, head));
-      if (head === records + 1 || !Number.isSafeInteger(count) || count < 0) return false;
-      const known = runs.has(runId);
-      const id = known ? runs.get(runId)!.runId : lines.toString('latin1', at, dir);
-      if (!known) dirs.set(lines.toString('latin1', dir + 1, created), id);
-      runs.set(id, {
-        runId: id,
-        createdAt: lines.toString('latin1', created + 1, records),
-        count,
-        head: field(lines, head + 1, summary, 'latin1'),
-        summary: field(lines, summary + 1, end, 'utf8'),
-      });
+      if (n !== FIELDS) return false;
+      const [, dir, created, records, head, summary] = start;
+      const count = decimal(lines, records!, head! - 1);
+      if (count < 0) return false;
+      let slot = runs.slotOf(runId);
+      if (slot === undefined) {
+        // A run's directory never changes: read for its first line only.
+        slot = runs.slotFor(runId);
+        if (created! - 1 - dir! !== RUN_DIR_CHARS || !lines.subarray(dir, dir! + 4).equals(RUN_DIR_PREFIX))
+          return false;
+        if (!dirs.add(lines, dir! + 4, runId)) return false;
+      }
+      runs.setCreated(slot, lines, created!, records! - 1);
+      runs.setCount(slot, count);
+      if (isDash(lines, head!, summary! - 1)) runs.setHead(slot, null, 0);
+      else if (summary! - 1 - head! !== 64 || !runs.setHead(slot, lines, head!)) return false;
+      if (isDash(lines, summary!, end)) runs.setSummaryBytes(slot, null, 0, 0);
+      else runs.setSummaryBytes(slot, lines, summary!, end);
     }
     at = end + 1;
   }
@@ -143,8 +168,8 @@ export async function readIndexFile(path: string, key: Buffer, trustPin: string)
 }
 
 async function readBlocks(handle: FileHandle, key: Buffer, trustPin: string): Promise<IndexRead> {
-  const runs = new Map<string, IndexedRun>();
-  const dirs = new Map<string, string>();
+  const runs = new RunTable();
+  const dirs = new RunDirSet();
   let buf = Buffer.allocUnsafe(READ_CHUNK);
   /** `buf[from, to)` holds the file's bytes from `fileAt` on. */
   let from = 0;
@@ -272,13 +297,14 @@ export class IndexFile {
     await datasync(this.handle.fd);
   }
 
-  /** Replaces the file with one holding exactly `entries` (temp file, fsync, rename). */
+  /**
+   * Replaces the file with one holding exactly `entries` (temp file, fsync, rename), read one at
+   * a time as they are written, once the writes queued before are done.
+   */
   rewrite(entries: Iterable<IndexedRun>): Promise<void> {
-    // The entries as they are now (the array of references, not the entries).
-    const all = [...entries];
     const done = this.writing.then(async () => {
       this.prev = '';
-      await atomicWrite(this.path, this.blocks(all));
+      await atomicWrite(this.path, this.blocks(entries));
       const old = this.handle;
       this.handle = await openNoFollow(this.path, READ_APPEND, 0o600);
       await old.close().catch(() => {});
@@ -292,7 +318,7 @@ export class IndexFile {
   }
 
   /** The whole file as blocks of about BLOCK_BYTES, made one at a time as they are written. */
-  private *blocks(entries: IndexedRun[]): Generator<Buffer> {
+  private *blocks(entries: Iterable<IndexedRun>): Generator<Buffer> {
     let lines = [`${HEADER} ${this.trustPin}`];
     let bytes = 0;
     for (const e of entries) {

@@ -1,6 +1,7 @@
 import type { OpenRun } from './run-files.js';
 import type { IndexedRun, IndexFile } from './run-index-file.js';
 import { packSummary, runSummary } from './run-summary.js';
+import { RunTable } from './run-table.js';
 
 /** Appended index bytes tolerated before the file is rewritten whole. */
 const REWRITE_SLACK = 8 * 1024 * 1024;
@@ -25,11 +26,22 @@ export class RunCeilingError extends Error {
   }
 }
 
-/** Creation order: by `createdAt`, then by ID for runs indexed with the same time (quarantined ones). */
 const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-/** ISO times of one format sort as strings: by code units, not by the locale's collation (3.6x slower on 100,000 entries). */
-const creationOrder = (a: IndexEntry, b: IndexEntry): number =>
-  byCodeUnits(a.createdAt, b.createdAt) || byCodeUnits(a.runId, b.runId);
+
+/**
+ * Creation order of two slots: by creation time, then by ID for runs indexed with the same time
+ * (quarantined ones). Times as toISOString writes them compare as their milliseconds; any other
+ * text as text, by code units (the order of ISO times of one format; not the locale's collation).
+ */
+function creationOrder(table: RunTable): (a: number, b: number) => number {
+  return (a, b) => {
+    const am = table.createdMs(a);
+    const bm = table.createdMs(b);
+    const byTime =
+      Number.isNaN(am) || Number.isNaN(bm) ? byCodeUnits(table.createdAt(a), table.createdAt(b)) : am - bm;
+    return byTime || byCodeUnits(table.runId(a), table.runId(b));
+  };
+}
 
 /**
  * Every run the data directory holds, in creation order (stable page offsets), with the creation
@@ -42,12 +54,12 @@ const creationOrder = (a: IndexEntry, b: IndexEntry): number =>
  * makes every change durable (commit-log checkpoints, shutdown).
  */
 export class RunIndex {
-  private entries = new Map<string, IndexEntry>();
-  /** Every entry in creation order. */
-  private order: IndexEntry[] = [];
+  private table = new RunTable();
+  /** Every run's slot in the table, in creation order. */
+  private order: number[] = [];
   private file: IndexFile | null = null;
-  /** Entries changed, and runs removed, since the file was last appended to. */
-  private readonly changed = new Set<IndexEntry>();
+  /** Runs changed, and runs removed, since the file was last appended to. */
+  private readonly changed = new Set<string>();
   private readonly removed = new Set<string>();
   private flush: NodeJS.Immediate | null = null;
   /** The newest run's creation time, in ms: no two runs share one (see `nextCreatedAt`). */
@@ -58,33 +70,59 @@ export class RunIndex {
   constructor(readonly maxRuns: number) {}
 
   /**
-   * The startup index, from the index file and the run directories it lacks, by run ID: the map is
-   * taken over, not copied (it holds up to 100,000 runs).
+   * The startup index, from the index file and the run directories it lacks: the table is taken
+   * over, not copied (it holds up to 100,000 runs).
    */
-  load(entries: Map<string, IndexEntry>): void {
-    this.entries = entries;
+  load(table: RunTable): void {
+    this.table = table;
     // The index file holds its entries in creation order, but for those appended since it was
     // last written whole: sorting nearly sorted entries costs little more than one pass.
-    this.order = [...entries.values()].sort(creationOrder);
+    this.order = [...table.slotsInUse()].sort(creationOrder(table));
     const newest = this.order.at(-1);
-    if (newest) this.lastCreatedMs = Math.max(this.lastCreatedMs, Date.parse(newest.createdAt) || 0);
+    if (newest !== undefined) this.noteCreated(newest);
   }
 
-  /** Every entry, in creation order (the index file is rewritten from these). */
-  all(): IterableIterator<IndexEntry> {
-    return this.order.values();
+  private noteCreated(slot: number): void {
+    const ms = this.table.createdMs(slot);
+    const at = Number.isNaN(ms) ? Date.parse(this.table.createdAt(slot)) : ms;
+    this.lastCreatedMs = Math.max(this.lastCreatedMs, at || 0);
+  }
+
+  /**
+   * Every entry in creation order, each made as it is read (the index file is rewritten from
+   * these): a run removed meanwhile is left out, a run changed meanwhile is read as it is then.
+   */
+  all(): Iterable<IndexedRun> {
+    const ids = this.order.map((slot) => this.table.runId(slot));
+    const table = this.table;
+    return (function* () {
+      for (const runId of ids) {
+        const e = table.get(runId);
+        if (e) yield e;
+      }
+    })();
+  }
+
+  /** Takes `slot` out of the creation order. */
+  private unorder(slot: number): void {
+    const at = this.order.lastIndexOf(slot);
+    if (at >= 0) this.order.splice(at, 1);
   }
 
   /**
    * Keeps `order` sorted by creation time, as the index is rebuilt at startup. Creates that
    * overlap can finish out of order, so a run may land just before the newest ones.
    */
-  add(e: IndexEntry): void {
-    this.entries.set(e.runId, e);
+  add(e: IndexedRun): void {
+    const old = this.table.slotOf(e.runId);
+    if (old !== undefined) this.unorder(old);
+    this.table.set(e.runId, e);
+    const slot = this.table.slotOf(e.runId)!;
+    const before = creationOrder(this.table);
     let at = this.order.length;
-    while (at > 0 && creationOrder(e, this.order[at - 1]!) < 0) at--;
-    this.order.splice(at, 0, e);
-    this.lastCreatedMs = Math.max(this.lastCreatedMs, Date.parse(e.createdAt) || 0);
+    while (at > 0 && before(slot, this.order[at - 1]!) < 0) at--;
+    this.order.splice(at, 0, slot);
+    this.noteCreated(slot);
   }
 
   /**
@@ -104,12 +142,12 @@ export class RunIndex {
 
   /** A run removed before its first append leaves the index file too. */
   remove(runId: string): void {
-    const entry = this.entries.get(runId);
-    if (entry) {
-      this.changed.delete(entry);
-      this.order.splice(this.order.lastIndexOf(entry), 1);
+    const slot = this.table.slotOf(runId);
+    if (slot !== undefined) {
+      this.unorder(slot);
+      this.table.delete(runId);
     }
-    this.entries.delete(runId);
+    this.changed.delete(runId);
     this.removed.add(runId);
     this.schedule();
   }
@@ -121,11 +159,11 @@ export class RunIndex {
     this.schedule();
   }
 
-  /** Queues entries for the next append to the file. */
-  note(entries: Iterable<IndexEntry>): void {
-    for (const e of entries) {
-      this.changed.add(e);
-      this.removed.delete(e.runId);
+  /** Queues runs' entries for the next append to the file. */
+  note(runIds: Iterable<string>): void {
+    for (const runId of runIds) {
+      this.changed.add(runId);
+      this.removed.delete(runId);
     }
     this.schedule();
   }
@@ -136,13 +174,30 @@ export class RunIndex {
    * read as a rollback at the next start).
    */
   record(run: OpenRun): void {
-    const entry = this.entries.get(run.runId);
-    if (!entry) return;
+    const slot = this.table.slotOf(run.runId);
+    if (slot === undefined) return;
     const count = run.journal.count;
-    entry.count = count;
-    entry.head = count === 0 ? null : run.journal.headMac;
-    entry.summary = packSummary(runSummary(run.runId, run.state, run.config));
-    this.note([entry]);
+    this.table.setCount(slot, count);
+    this.table.setHeadHex(slot, count === 0 ? null : run.journal.headMac);
+    this.table.setSummary(slot, packSummary(runSummary(run.runId, run.state, run.config)));
+    this.note([run.runId]);
+  }
+
+  /** The run's summary must be read from the run (its entry may predate records at startup). */
+  forgetSummary(runId: string): void {
+    const slot = this.table.slotOf(runId);
+    if (slot !== undefined) this.table.setSummary(slot, null);
+  }
+
+  /** The run's packed summary (run-summary.ts), null when none is known. */
+  summary(runId: string): string | null {
+    const slot = this.table.slotOf(runId);
+    return slot === undefined ? null : this.table.summary(slot);
+  }
+
+  createdAt(runId: string): string | undefined {
+    const slot = this.table.slotOf(runId);
+    return slot === undefined ? undefined : this.table.createdAt(slot);
   }
 
   private schedule(): void {
@@ -154,7 +209,11 @@ export class RunIndex {
   }
 
   private append(): Promise<void> {
-    const entries = [...this.changed];
+    const entries: IndexedRun[] = [];
+    for (const runId of this.changed) {
+      const e = this.table.get(runId);
+      if (e) entries.push(e);
+    }
     const removed = [...this.removed];
     this.changed.clear();
     this.removed.clear();
@@ -203,7 +262,11 @@ export class RunIndex {
   }
 
   get(runId: string): IndexEntry | undefined {
-    return this.entries.get(runId);
+    return this.table.get(runId);
+  }
+
+  has(runId: string): boolean {
+    return this.table.has(runId);
   }
 
   get size(): number {
@@ -212,6 +275,6 @@ export class RunIndex {
 
   /** A page of run IDs in creation order (stable offsets). */
   page(offset: number, limit: number): string[] {
-    return this.order.slice(offset, offset + limit).map((e) => e.runId);
+    return this.order.slice(offset, offset + limit).map((slot) => this.table.runId(slot));
   }
 }

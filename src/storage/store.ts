@@ -179,13 +179,10 @@ export class RunStore implements RunStorage {
       layout.listing,
     );
     this.index.load(runs);
-    for (const runId of [...logged, ...disputed.map((d) => d.runId)]) {
-      const e = this.index.get(runId);
-      if (e) e.summary = null;
-    }
+    for (const runId of [...logged, ...disputed.map((d) => d.runId)]) this.index.forgetSummary(runId);
     for (const [runId, reason] of quarantines) this.quarantine(runId, reason);
     // Runs the index file lacks are appended to it.
-    if (indexed !== null) this.index.note(added);
+    if (indexed !== null) this.index.note(added.map((e) => e.runId));
   }
 
   /**
@@ -194,8 +191,8 @@ export class RunStore implements RunStorage {
    */
   indexedSummary(runId: string): RunSummary | null {
     if (this.quarantined.has(runId)) return null;
-    const e = this.index.get(runId);
-    return e?.summary == null ? null : unpackSummary(runId, e.createdAt, e.summary);
+    const packed = this.index.summary(runId);
+    return packed === null ? null : unpackSummary(runId, this.index.createdAt(runId)!, packed);
   }
 
   nextCreatedAt(): string {
@@ -216,7 +213,7 @@ export class RunStore implements RunStorage {
   }
 
   has(runId: string): boolean {
-    return this.index.get(runId) !== undefined;
+    return this.index.has(runId);
   }
 
   quarantine(runId: string, reason: string): QuarantineInfo {
@@ -238,7 +235,7 @@ export class RunStore implements RunStorage {
    */
   async quarantineForDrift(runId: string, reasons: string[]): Promise<void> {
     for (const reason of reasons) this.quarantine(runId, reason);
-    const createdAt = this.index.get(runId)?.createdAt;
+    const createdAt = this.index.createdAt(runId);
     if (reasons.length === 0 || createdAt === undefined) return;
     const kept = this.quarantined.get(runId)?.info.reasons ?? [];
     try {

@@ -1,0 +1,144 @@
+/**
+ * The run directories the run index names (`run-<SHA-256 of the run ID>`), kept as 32 bytes each
+ * in one open-addressing table rather than a map of 68-character strings: startup looks up every
+ * name in the data directory's listing here, and a bridge may hold 100,000 runs. A lookup marks
+ * the directory as found, so the runs whose directory is gone are those left unmarked.
+ */
+const PREFIX = 'run-';
+const HASH_BYTES = 32;
+const EMPTY = 0;
+const REMOVED = -1;
+
+const hexValue = (c: number): number =>
+  c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1;
+
+export class RunDirSet {
+  /** Entry `i`'s directory hash at `hashes[32 i]`, its run ID at `runIds[i]` ('' once removed). */
+  private hashes = Buffer.alloc(1024 * HASH_BYTES);
+  private runIds: string[] = [];
+  private found = new Uint8Array(1024);
+  /** Entry index + 1 by hash (EMPTY, or REMOVED for a deleted entry). */
+  private table = new Int32Array(2048);
+  private live = 0;
+  private used = 0;
+  private readonly scratch = Buffer.alloc(HASH_BYTES);
+
+  get size(): number {
+    return this.live;
+  }
+
+  /**
+   * Adds the directory whose hash is the 64 lowercase hex digits at `bytes[from]`, holding
+   * `runId`; false when they are not such digits.
+   */
+  add(bytes: Uint8Array, from: number, runId: string): boolean {
+    if (!this.decode(bytes, from, this.scratch)) return false;
+    if (this.find(this.scratch) >= 0) return true;
+    const i = this.runIds.length;
+    if ((i + 1) * HASH_BYTES > this.hashes.length) this.growEntries();
+    this.scratch.copy(this.hashes, i * HASH_BYTES);
+    this.runIds.push(runId);
+    if (2 * (this.used + 1) > this.table.length) this.rehash(2 * this.table.length);
+    this.insert(i);
+    this.live++;
+    return true;
+  }
+
+  /** The run ID of directory `name` if the index names it; the directory is then marked found. */
+  mark(name: string): string | undefined {
+    const i = this.lookup(name);
+    if (i < 0) return undefined;
+    this.found[i] = 1;
+    return this.runIds[i];
+  }
+
+  has(name: string): boolean {
+    return this.lookup(name) >= 0;
+  }
+
+  delete(name: string): boolean {
+    const i = this.lookup(name);
+    if (i < 0) return false;
+    this.table[this.position(i)] = REMOVED;
+    this.runIds[i] = '';
+    this.live--;
+    return true;
+  }
+
+  /** The runs whose directory no `mark` found. */
+  unmarked(): string[] {
+    const ids: string[] = [];
+    for (let i = 0; i < this.runIds.length; i++)
+      if (this.runIds[i] !== '' && this.found[i] === 0) ids.push(this.runIds[i]!);
+    return ids;
+  }
+
+  private lookup(name: string): number {
+    if (name.length !== PREFIX.length + 2 * HASH_BYTES || !name.startsWith(PREFIX)) return -1;
+    for (let i = 0; i < HASH_BYTES; i++) {
+      const hi = hexValue(name.charCodeAt(PREFIX.length + 2 * i));
+      const lo = hexValue(name.charCodeAt(PREFIX.length + 2 * i + 1));
+      if (hi < 0 || lo < 0) return -1;
+      this.scratch[i] = (hi << 4) | lo;
+    }
+    return this.find(this.scratch);
+  }
+
+  private decode(bytes: Uint8Array, from: number, into: Buffer): boolean {
+    for (let i = 0; i < HASH_BYTES; i++) {
+      const hi = hexValue(bytes[from + 2 * i]!);
+      const lo = hexValue(bytes[from + 2 * i + 1]!);
+      if (hi < 0 || lo < 0) return false;
+      into[i] = (hi << 4) | lo;
+    }
+    return true;
+  }
+
+  /** A SHA-256 is uniform: its first four bytes are the hash. */
+  private start(hash: Buffer, at = 0): number {
+    return hash.readUInt32LE(at) & (this.table.length - 1);
+  }
+
+  private find(hash: Buffer): number {
+    const mask = this.table.length - 1;
+    for (let p = this.start(hash); ; p = (p + 1) & mask) {
+      const v = this.table[p]!;
+      if (v === EMPTY) return -1;
+      if (
+        v !== REMOVED &&
+        this.hashes.compare(hash, 0, HASH_BYTES, (v - 1) * HASH_BYTES, v * HASH_BYTES) === 0
+      )
+        return v - 1;
+    }
+  }
+
+  /** The table position holding entry `i`. */
+  private position(i: number): number {
+    const mask = this.table.length - 1;
+    for (let p = this.start(this.hashes, i * HASH_BYTES); ; p = (p + 1) & mask)
+      if (this.table[p] === i + 1) return p;
+  }
+
+  private insert(i: number): void {
+    const mask = this.table.length - 1;
+    let p = this.start(this.hashes, i * HASH_BYTES);
+    while (this.table[p] !== EMPTY) p = (p + 1) & mask;
+    this.table[p] = i + 1;
+    this.used++;
+  }
+
+  private rehash(size: number): void {
+    this.table = new Int32Array(size);
+    this.used = 0;
+    for (let i = 0; i < this.runIds.length; i++) if (this.runIds[i] !== '') this.insert(i);
+  }
+
+  private growEntries(): void {
+    const hashes = Buffer.alloc(2 * this.hashes.length);
+    this.hashes.copy(hashes);
+    this.hashes = hashes;
+    const found = new Uint8Array(2 * this.found.length);
+    found.set(this.found);
+    this.found = found;
+  }
+}

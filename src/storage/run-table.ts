@@ -1,0 +1,287 @@
+import type { IndexedRun } from './run-index-file.js';
+
+/** Slots a new table makes room for; it doubles as it fills. */
+const FIRST_CAPACITY = 1024;
+const HEAD_BYTES = 32;
+/** Flags of a slot. */
+const LIVE = 1;
+const HAS_HEAD = 2;
+/** Summary bytes superseded before the arena is compacted. */
+const ARENA_SLACK = 1024 * 1024;
+
+/** Digits and separators of `YYYY-MM-DDTHH:mm:ss.sssZ`: `d` a digit, anything else itself. */
+const ISO_SHAPE = 'dddd-dd-ddTdd:dd:dd.dddZ';
+const ZERO = 0x30;
+
+/** The number written in `count` decimal digits at `bytes[at]`. */
+function digits(bytes: Uint8Array, at: number, count: number): number {
+  let v = 0;
+  for (let i = at; i < at + count; i++) v = v * 10 + bytes[i]! - ZERO;
+  return v;
+}
+
+const daysIn = (year: number, month: number): number =>
+  month === 2
+    ? year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+      ? 29
+      : 28
+    : 30 + ((month + (month >> 3)) & 1);
+
+/**
+ * The milliseconds of an ISO time as `Date#toISOString` writes it (years 1000 to 9999), read from
+ * `bytes[from, to)`; NaN for any other text, which the table then keeps as text.
+ */
+function isoMillis(bytes: Uint8Array, from: number, to: number): number {
+  if (to - from !== ISO_SHAPE.length) return Number.NaN;
+  for (let i = 0; i < ISO_SHAPE.length; i++) {
+    const c = bytes[from + i]!;
+    const digit = c >= ZERO && c <= ZERO + 9;
+    if (ISO_SHAPE[i] === 'd' ? !digit : c !== ISO_SHAPE.charCodeAt(i)) return Number.NaN;
+  }
+  const year = digits(bytes, from, 4);
+  const month = digits(bytes, from + 5, 2);
+  const day = digits(bytes, from + 8, 2);
+  const hours = digits(bytes, from + 11, 2);
+  const minutes = digits(bytes, from + 14, 2);
+  const seconds = digits(bytes, from + 17, 2);
+  // Fields out of range (month 13, February 30th) would roll over: not what toISOString writes.
+  if (year < 1000 || month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return Number.NaN;
+  if (hours > 23 || minutes > 59 || seconds > 59) return Number.NaN;
+  return Date.UTC(year, month - 1, day, hours, minutes, seconds, digits(bytes, from + 20, 3));
+}
+
+/** The value of a lowercase hex digit, or -1. */
+const hexValue = (c: number): number =>
+  c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1;
+
+/**
+ * Every run the index holds, by run ID, as columns rather than one object per run: the ID is the
+ * only string kept; creation time, record count and head MAC are numbers and bytes, and the
+ * packed summary (run-summary.ts) is UTF-8 bytes in one arena. A bridge with 100,000 runs thus
+ * keeps about 60 bytes of JavaScript heap per run (the ID and its map entry) and 130 bytes of
+ * typed arrays, where objects and strings took 350 bytes of heap and as much again in the
+ * collector's slack (docs/performance.md, "Many runs").
+ *
+ * Its interface is a map of `IndexedRun`s, made on demand, so startup's attribution reads it as
+ * it would read a map.
+ */
+export class RunTable {
+  private readonly slots = new Map<string, number>();
+  private ids: string[] = [];
+  private readonly free: number[] = [];
+  private flags = new Uint8Array(FIRST_CAPACITY);
+  private created = new Float64Array(FIRST_CAPACITY);
+  /** Creation times that are not as toISOString writes them (NaN in `created`). */
+  private readonly createdText = new Map<number, string>();
+  private counts = new Float64Array(FIRST_CAPACITY);
+  private heads = Buffer.alloc(FIRST_CAPACITY * HEAD_BYTES);
+  /** Each summary's place in `arena`; length 0 for none. */
+  private summaryAt = new Uint32Array(FIRST_CAPACITY);
+  private summaryLength = new Uint32Array(FIRST_CAPACITY);
+  private arena = Buffer.alloc(64 * 1024);
+  private arenaEnd = 0;
+  private arenaLive = 0;
+
+  get size(): number {
+    return this.slots.size;
+  }
+
+  has(runId: string): boolean {
+    return this.slots.has(runId);
+  }
+
+  slotOf(runId: string): number | undefined {
+    return this.slots.get(runId);
+  }
+
+  runId(slot: number): string {
+    return this.ids[slot]!;
+  }
+
+  /** The slot of `runId`, made (empty) if the table lacks it. */
+  slotFor(runId: string): number {
+    let slot = this.slots.get(runId);
+    if (slot !== undefined) return slot;
+    slot = this.free.pop() ?? this.ids.length;
+    if (slot >= this.flags.length) this.grow();
+    this.ids[slot] = runId;
+    this.slots.set(runId, slot);
+    this.flags[slot] = LIVE;
+    this.counts[slot] = 0;
+    this.setSummaryBytes(slot, null, 0, 0);
+    return slot;
+  }
+
+  delete(runId: string): boolean {
+    const slot = this.slots.get(runId);
+    if (slot === undefined) return false;
+    this.setSummaryBytes(slot, null, 0, 0);
+    this.createdText.delete(slot);
+    this.flags[slot] = 0;
+    this.ids[slot] = '';
+    this.slots.delete(runId);
+    this.free.push(slot);
+    return true;
+  }
+
+  get(runId: string): IndexedRun | undefined {
+    const slot = this.slots.get(runId);
+    return slot === undefined ? undefined : this.entry(slot);
+  }
+
+  set(runId: string, e: IndexedRun): this {
+    const slot = this.slotFor(runId);
+    this.setCreatedText(slot, e.createdAt);
+    this.counts[slot] = e.count;
+    this.setHeadHex(slot, e.head);
+    this.setSummary(slot, e.summary);
+    return this;
+  }
+
+  /** The slot of every run, in no particular order. */
+  slotsInUse(): IterableIterator<number> {
+    return this.slots.values();
+  }
+
+  *values(): Generator<IndexedRun> {
+    for (const slot of this.slots.values()) yield this.entry(slot);
+  }
+
+  entry(slot: number): IndexedRun {
+    return {
+      runId: this.ids[slot]!,
+      createdAt: this.createdAt(slot),
+      count: this.counts[slot]!,
+      head: this.head(slot),
+      summary: this.summary(slot),
+    };
+  }
+
+  createdAt(slot: number): string {
+    const ms = this.created[slot]!;
+    return Number.isNaN(ms) ? this.createdText.get(slot)! : new Date(ms).toISOString();
+  }
+
+  /** Creation time in ms, NaN when it is not as toISOString writes it (compare `createdAt`). */
+  createdMs(slot: number): number {
+    return this.created[slot]!;
+  }
+
+  count(slot: number): number {
+    return this.counts[slot]!;
+  }
+
+  head(slot: number): string | null {
+    if ((this.flags[slot]! & HAS_HEAD) === 0) return null;
+    return this.heads.toString('hex', slot * HEAD_BYTES, (slot + 1) * HEAD_BYTES);
+  }
+
+  summary(slot: number): string | null {
+    const length = this.summaryLength[slot]!;
+    if (length === 0) return null;
+    const at = this.summaryAt[slot]!;
+    return this.arena.toString('utf8', at, at + length);
+  }
+
+  setCount(slot: number, count: number): void {
+    this.counts[slot] = count;
+  }
+
+  setCreated(slot: number, bytes: Uint8Array, from: number, to: number): void {
+    const ms = isoMillis(bytes, from, to);
+    this.created[slot] = ms;
+    if (Number.isNaN(ms))
+      this.createdText.set(slot, Buffer.from(bytes.subarray(from, to)).toString('latin1'));
+    else this.createdText.delete(slot);
+  }
+
+  setCreatedText(slot: number, createdAt: string): void {
+    const bytes = Buffer.from(createdAt, 'latin1');
+    this.setCreated(slot, bytes, 0, bytes.length);
+    // Text outside latin1 does not survive the round trip through bytes: kept as given.
+    if (Number.isNaN(this.created[slot]!)) this.createdText.set(slot, createdAt);
+  }
+
+  /** Sets the head MAC from 64 lowercase hex digits at `bytes[from]`, or none; false if malformed. */
+  setHead(slot: number, bytes: Uint8Array | null, from: number): boolean {
+    if (bytes === null) {
+      this.flags[slot]! &= ~HAS_HEAD;
+      return true;
+    }
+    const at = slot * HEAD_BYTES;
+    for (let i = 0; i < HEAD_BYTES; i++) {
+      const hi = hexValue(bytes[from + 2 * i]!);
+      const lo = hexValue(bytes[from + 2 * i + 1]!);
+      if (hi < 0 || lo < 0) return false;
+      this.heads[at + i] = (hi << 4) | lo;
+    }
+    this.flags[slot]! |= HAS_HEAD;
+    return true;
+  }
+
+  setHeadHex(slot: number, head: string | null): void {
+    if (head === null) this.setHead(slot, null, 0);
+    else if (head.length !== 2 * HEAD_BYTES || !this.setHead(slot, Buffer.from(head, 'latin1'), 0))
+      throw new RangeError(`a head MAC is 64 lowercase hex digits, not ${JSON.stringify(head)}`);
+  }
+
+  setSummary(slot: number, summary: string | null): void {
+    if (summary === null) this.setSummaryBytes(slot, null, 0, 0);
+    else {
+      const bytes = Buffer.from(summary);
+      this.setSummaryBytes(slot, bytes, 0, bytes.length);
+    }
+  }
+
+  /** The summary as the UTF-8 bytes `bytes[from, to)`, or none. */
+  setSummaryBytes(slot: number, bytes: Uint8Array | null, from: number, to: number): void {
+    const old = this.summaryLength[slot]!;
+    this.arenaLive -= old;
+    this.summaryLength[slot] = 0;
+    const length = bytes === null ? 0 : to - from;
+    if (length > 0) {
+      if (this.arenaEnd + length > this.arena.length) this.makeRoom(length);
+      this.arena.set(bytes!.subarray(from, to), this.arenaEnd);
+      this.summaryAt[slot] = this.arenaEnd;
+      this.summaryLength[slot] = length;
+      this.arenaEnd += length;
+      this.arenaLive += length;
+    }
+  }
+
+  /** Room for `length` more arena bytes: superseded summaries dropped, or a larger arena. */
+  private makeRoom(length: number): void {
+    const garbage = this.arenaEnd - this.arenaLive;
+    const size =
+      garbage > ARENA_SLACK && garbage > this.arenaLive
+        ? Math.max(this.arena.length, 2 * (this.arenaLive + length))
+        : Math.max(2 * this.arena.length, this.arenaEnd + length);
+    const arena = Buffer.alloc(size);
+    let end = 0;
+    for (const slot of this.slots.values()) {
+      const n = this.summaryLength[slot]!;
+      if (n === 0) continue;
+      const at = this.summaryAt[slot]!;
+      this.arena.copy(arena, end, at, at + n);
+      this.summaryAt[slot] = end;
+      end += n;
+    }
+    this.arena = arena;
+    this.arenaEnd = end;
+  }
+
+  private grow(): void {
+    const capacity = 2 * this.flags.length;
+    const grown = <T extends Uint8Array | Float64Array | Uint32Array>(a: T, make: (n: number) => T): T => {
+      const b = make(capacity * (a.length / this.flags.length));
+      b.set(a as never);
+      return b;
+    };
+    this.created = grown(this.created, (n) => new Float64Array(n));
+    this.counts = grown(this.counts, (n) => new Float64Array(n));
+    this.summaryAt = grown(this.summaryAt, (n) => new Uint32Array(n));
+    this.summaryLength = grown(this.summaryLength, (n) => new Uint32Array(n));
+    this.heads = grown(this.heads, (n) => Buffer.alloc(n));
+    this.flags = grown(this.flags, (n) => new Uint8Array(n));
+  }
+}
