@@ -4,24 +4,30 @@
  * name in the data directory's listing here, and a bridge may hold 100,000 runs. A lookup marks
  * the directory as found, so the runs whose directory is gone are those left unmarked.
  */
+import { digestFromHex, digestFromHexText, DIGEST_BYTES as HASH_BYTES } from './hex.js';
+
 const PREFIX = 'run-';
-const HASH_BYTES = 32;
 const EMPTY = 0;
 const REMOVED = -1;
 
-const hexValue = (c: number): number =>
-  c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1;
-
 export class RunDirSet {
   /** Entry `i`'s directory hash at `hashes[32 i]`, its run ID at `runIds[i]` ('' once removed). */
-  private hashes = Buffer.alloc(1024 * HASH_BYTES);
+  private hashes: Buffer;
   private runIds: string[] = [];
-  private found = new Uint8Array(1024);
+  private found: Uint8Array;
   /** Entry index + 1 by hash (EMPTY, or REMOVED for a deleted entry). */
-  private table = new Int32Array(2048);
+  private table: Int32Array;
   private live = 0;
   private used = 0;
   private readonly scratch = Buffer.alloc(HASH_BYTES);
+
+  /** Sized for `dirs` directories (startup estimates them from the index file's size). */
+  constructor(dirs = 0) {
+    const capacity = Math.max(1024, 2 ** Math.ceil(Math.log2(Math.max(1, dirs))));
+    this.hashes = Buffer.alloc(capacity * HASH_BYTES);
+    this.found = new Uint8Array(capacity);
+    this.table = new Int32Array(2 * capacity);
+  }
 
   get size(): number {
     return this.live;
@@ -32,11 +38,11 @@ export class RunDirSet {
    * `runId`; false when they are not such digits.
    */
   add(bytes: Uint8Array, from: number, runId: string): boolean {
-    if (!this.decode(bytes, from, this.scratch)) return false;
+    if (!digestFromHex(bytes, from, this.scratch, 0)) return false;
     if (this.find(this.scratch) >= 0) return true;
     const i = this.runIds.length;
     if ((i + 1) * HASH_BYTES > this.hashes.length) this.growEntries();
-    this.scratch.copy(this.hashes, i * HASH_BYTES);
+    for (let k = 0; k < HASH_BYTES; k++) this.hashes[i * HASH_BYTES + k] = this.scratch[k]!;
     this.runIds.push(runId);
     if (2 * (this.used + 1) > this.table.length) this.rehash(2 * this.table.length);
     this.insert(i);
@@ -75,23 +81,7 @@ export class RunDirSet {
 
   private lookup(name: string): number {
     if (name.length !== PREFIX.length + 2 * HASH_BYTES || !name.startsWith(PREFIX)) return -1;
-    for (let i = 0; i < HASH_BYTES; i++) {
-      const hi = hexValue(name.charCodeAt(PREFIX.length + 2 * i));
-      const lo = hexValue(name.charCodeAt(PREFIX.length + 2 * i + 1));
-      if (hi < 0 || lo < 0) return -1;
-      this.scratch[i] = (hi << 4) | lo;
-    }
-    return this.find(this.scratch);
-  }
-
-  private decode(bytes: Uint8Array, from: number, into: Buffer): boolean {
-    for (let i = 0; i < HASH_BYTES; i++) {
-      const hi = hexValue(bytes[from + 2 * i]!);
-      const lo = hexValue(bytes[from + 2 * i + 1]!);
-      if (hi < 0 || lo < 0) return false;
-      into[i] = (hi << 4) | lo;
-    }
-    return true;
+    return digestFromHexText(name, PREFIX.length, this.scratch, 0) ? this.find(this.scratch) : -1;
   }
 
   /** A SHA-256 is uniform: its first four bytes are the hash. */
@@ -104,12 +94,15 @@ export class RunDirSet {
     for (let p = this.start(hash); ; p = (p + 1) & mask) {
       const v = this.table[p]!;
       if (v === EMPTY) return -1;
-      if (
-        v !== REMOVED &&
-        this.hashes.compare(hash, 0, HASH_BYTES, (v - 1) * HASH_BYTES, v * HASH_BYTES) === 0
-      )
-        return v - 1;
+      if (v !== REMOVED && this.holds(v - 1, hash)) return v - 1;
     }
+  }
+
+  /** Whether entry `i` has `hash` (compared in JavaScript: a native compare per probe costs more). */
+  private holds(i: number, hash: Buffer): boolean {
+    const at = i * HASH_BYTES;
+    for (let k = 0; k < HASH_BYTES; k++) if (this.hashes[at + k] !== hash[k]) return false;
+    return true;
   }
 
   /** The table position holding entry `i`. */

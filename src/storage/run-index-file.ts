@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
+import { RUN_DIRECTORY_MAX } from '../contract/index.js';
 import { atomicWrite } from './atomic.js';
 import { datasync, truncateTo, writeAll } from './fd-io.js';
 import { openNoFollow, READ, READ_APPEND } from './no-follow.js';
@@ -75,12 +76,16 @@ const NEWLINE = 10;
 const DASH = 0x2d;
 
 const TAB = 9;
+/** About the bytes of an entry line, to size the columns for a file's entries. */
+const LINE_BYTES = 256;
 /** Fields of an entry line; a removal has two. */
 const FIELDS = 6;
 
-const RUN_DIR_PREFIX = Buffer.from('run-');
 /** `run-` and 64 hex digits. */
 const RUN_DIR_CHARS = 68;
+/** Whether `lines[at]` starts with `run-` (compared byte by byte: a subarray per line costs 10%). */
+const startsRunDir = (lines: Buffer, at: number): boolean =>
+  lines[at] === 0x72 && lines[at + 1] === 0x75 && lines[at + 2] === 0x6e && lines[at + 3] === 0x2d;
 
 const isDash = (lines: Buffer, from: number, to: number): boolean => to === from + 1 && lines[from] === DASH;
 
@@ -105,13 +110,14 @@ function readLines(lines: Buffer, runs: RunTable, dirs: RunDirSet): boolean {
   // Field i is `lines[start[i], start[i + 1] - 1)`: each start follows a tab, the line's end a newline.
   const start = new Int32Array(FIELDS + 1);
   for (let at = 0; at < lines.length; ) {
+    // Found by the native search: a JavaScript loop over every byte takes twice as long.
+    const end = lines.indexOf(NEWLINE, at);
+    if (end < 0) return false;
     let n = 0;
     start[n++] = at;
-    let end = at;
-    for (; end < lines.length && lines[end] !== NEWLINE; end++) {
-      if (lines[end] !== TAB) continue;
+    for (let t = lines.indexOf(TAB, at); t >= 0 && t < end; t = lines.indexOf(TAB, t + 1)) {
       if (n === FIELDS) return false;
-      start[n++] = end + 1;
+      start[n++] = t + 1;
     }
     start[n] = end + 1;
     const runId = lines.toString('latin1', at, start[1]! - 1);
@@ -120,23 +126,26 @@ function readLines(lines: Buffer, runs: RunTable, dirs: RunDirSet): boolean {
       if (runs.delete(runId)) dirs.delete(runDirName(runId));
     } else {
       if (n !== FIELDS) return false;
-      const [, dir, created, records, head, summary] = start;
-      const count = decimal(lines, records!, head! - 1);
+      const dir = start[1]!;
+      const created = start[2]!;
+      const records = start[3]!;
+      const head = start[4]!;
+      const summary = start[5]!;
+      const count = decimal(lines, records, head - 1);
       if (count < 0) return false;
       let slot = runs.slotOf(runId);
       if (slot === undefined) {
         // A run's directory never changes: read for its first line only.
-        slot = runs.slotFor(runId);
-        if (created! - 1 - dir! !== RUN_DIR_CHARS || !lines.subarray(dir, dir! + 4).equals(RUN_DIR_PREFIX))
-          return false;
-        if (!dirs.add(lines, dir! + 4, runId)) return false;
+        slot = runs.newSlot(runId);
+        if (created - 1 - dir !== RUN_DIR_CHARS || !startsRunDir(lines, dir)) return false;
+        if (!dirs.add(lines, dir + 4, runId)) return false;
       }
-      runs.setCreated(slot, lines, created!, records! - 1);
+      runs.setCreated(slot, lines, created, records - 1);
       runs.setCount(slot, count);
-      if (isDash(lines, head!, summary! - 1)) runs.setHead(slot, null, 0);
-      else if (summary! - 1 - head! !== 64 || !runs.setHead(slot, lines, head!)) return false;
-      if (isDash(lines, summary!, end)) runs.setSummaryBytes(slot, null, 0, 0);
-      else runs.setSummaryBytes(slot, lines, summary!, end);
+      if (isDash(lines, head, summary - 1)) runs.setHead(slot, null, 0);
+      else if (summary - 1 - head !== 64 || !runs.setHead(slot, lines, head)) return false;
+      if (isDash(lines, summary, end)) runs.setSummaryBytes(slot, null, 0, 0);
+      else runs.setSummaryBytes(slot, lines, summary, end);
     }
     at = end + 1;
   }
@@ -168,8 +177,11 @@ export async function readIndexFile(path: string, key: Buffer, trustPin: string)
 }
 
 async function readBlocks(handle: FileHandle, key: Buffer, trustPin: string): Promise<IndexRead> {
-  const runs = new RunTable();
-  const dirs = new RunDirSet();
+  // Sized from the file: an entry line takes some 250 bytes, its summary a third of them.
+  const { size } = await handle.stat();
+  const expected = Math.min(RUN_DIRECTORY_MAX, Math.ceil(size / LINE_BYTES));
+  const runs = new RunTable(expected, Math.min(size, expected * LINE_BYTES) / 3);
+  const dirs = new RunDirSet(expected);
   let buf = Buffer.allocUnsafe(READ_CHUNK);
   /** `buf[from, to)` holds the file's bytes from `fileAt` on. */
   let from = 0;
@@ -228,7 +240,6 @@ async function readBlocks(handle: FileHandle, key: Buffer, trustPin: string): Pr
     fileAt += blockBytes;
   }
   if (first) return { kind: 'absent' };
-  const { size } = await handle.stat();
   return { kind: 'read', runs, dirs, lines: count, blocks, bytes: size, validBytes: fileAt, lastMac: prev };
 }
 

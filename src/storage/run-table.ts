@@ -1,8 +1,9 @@
+import { DIGEST_BYTES, digestFromHex } from './hex.js';
 import type { IndexedRun } from './run-index-file.js';
 
-/** Slots a new table makes room for; it doubles as it fills. */
-const FIRST_CAPACITY = 1024;
-const HEAD_BYTES = 32;
+/** Slots a table makes room for at least; it doubles as it fills. */
+const MIN_CAPACITY = 1024;
+const HEAD_BYTES = DIGEST_BYTES;
 /** Flags of a slot. */
 const LIVE = 1;
 const HAS_HEAD = 2;
@@ -50,10 +51,6 @@ function isoMillis(bytes: Uint8Array, from: number, to: number): number {
   return Date.UTC(year, month - 1, day, hours, minutes, seconds, digits(bytes, from + 20, 3));
 }
 
-/** The value of a lowercase hex digit, or -1. */
-const hexValue = (c: number): number =>
-  c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1;
-
 /**
  * Every run the index holds, by run ID, as columns rather than one object per run: the ID is the
  * only string kept; creation time, record count and head MAC are numbers and bytes, and the
@@ -69,18 +66,33 @@ export class RunTable {
   private readonly slots = new Map<string, number>();
   private ids: string[] = [];
   private readonly free: number[] = [];
-  private flags = new Uint8Array(FIRST_CAPACITY);
-  private created = new Float64Array(FIRST_CAPACITY);
+  private flags: Uint8Array;
+  private created: Float64Array;
   /** Creation times that are not as toISOString writes them (NaN in `created`). */
   private readonly createdText = new Map<number, string>();
-  private counts = new Float64Array(FIRST_CAPACITY);
-  private heads = Buffer.alloc(FIRST_CAPACITY * HEAD_BYTES);
+  private counts: Float64Array;
+  private heads: Buffer;
   /** Each summary's place in `arena`; length 0 for none. */
-  private summaryAt = new Uint32Array(FIRST_CAPACITY);
-  private summaryLength = new Uint32Array(FIRST_CAPACITY);
-  private arena = Buffer.alloc(64 * 1024);
+  private summaryAt: Uint32Array;
+  private summaryLength: Uint32Array;
+  private arena: Buffer;
   private arenaEnd = 0;
   private arenaLive = 0;
+
+  /**
+   * Sized for `runs` runs and `summaryBytes` of summaries (startup estimates both from the index
+   * file's size), so reading 100,000 entries does not copy the columns as they fill.
+   */
+  constructor(runs = 0, summaryBytes = 0) {
+    const capacity = Math.max(MIN_CAPACITY, 2 ** Math.ceil(Math.log2(Math.max(1, runs))));
+    this.flags = new Uint8Array(capacity);
+    this.created = new Float64Array(capacity);
+    this.counts = new Float64Array(capacity);
+    this.heads = Buffer.alloc(capacity * HEAD_BYTES);
+    this.summaryAt = new Uint32Array(capacity);
+    this.summaryLength = new Uint32Array(capacity);
+    this.arena = Buffer.alloc(Math.max(64 * 1024, summaryBytes));
+  }
 
   get size(): number {
     return this.slots.size;
@@ -100,9 +112,12 @@ export class RunTable {
 
   /** The slot of `runId`, made (empty) if the table lacks it. */
   slotFor(runId: string): number {
-    let slot = this.slots.get(runId);
-    if (slot !== undefined) return slot;
-    slot = this.free.pop() ?? this.ids.length;
+    return this.slots.get(runId) ?? this.newSlot(runId);
+  }
+
+  /** A slot made (empty) for `runId`, which the table lacks. */
+  newSlot(runId: string): number {
+    const slot = this.free.pop() ?? this.ids.length;
     if (slot >= this.flags.length) this.grow();
     this.ids[slot] = runId;
     this.slots.set(runId, slot);
@@ -204,18 +219,9 @@ export class RunTable {
 
   /** Sets the head MAC from 64 lowercase hex digits at `bytes[from]`, or none; false if malformed. */
   setHead(slot: number, bytes: Uint8Array | null, from: number): boolean {
-    if (bytes === null) {
-      this.flags[slot]! &= ~HAS_HEAD;
-      return true;
-    }
-    const at = slot * HEAD_BYTES;
-    for (let i = 0; i < HEAD_BYTES; i++) {
-      const hi = hexValue(bytes[from + 2 * i]!);
-      const lo = hexValue(bytes[from + 2 * i + 1]!);
-      if (hi < 0 || lo < 0) return false;
-      this.heads[at + i] = (hi << 4) | lo;
-    }
-    this.flags[slot]! |= HAS_HEAD;
+    if (bytes === null) this.flags[slot]! &= ~HAS_HEAD;
+    else if (digestFromHex(bytes, from, this.heads, slot * HEAD_BYTES)) this.flags[slot]! |= HAS_HEAD;
+    else return false;
     return true;
   }
 
@@ -241,7 +247,9 @@ export class RunTable {
     const length = bytes === null ? 0 : to - from;
     if (length > 0) {
       if (this.arenaEnd + length > this.arena.length) this.makeRoom(length);
-      this.arena.set(bytes!.subarray(from, to), this.arenaEnd);
+      // Byte by byte: a summary is some 70 bytes, and a native copy per run costs more than it does.
+      const arena = this.arena;
+      for (let i = 0, at = this.arenaEnd; i < length; i++) arena[at + i] = bytes![from + i]!;
       this.summaryAt[slot] = this.arenaEnd;
       this.summaryLength[slot] = length;
       this.arenaEnd += length;
@@ -249,20 +257,24 @@ export class RunTable {
     }
   }
 
-  /** Room for `length` more arena bytes: superseded summaries dropped, or a larger arena. */
+  /**
+   * Room for `length` more arena bytes: superseded summaries dropped once they pass ARENA_SLACK
+   * and outweigh the live ones, else a larger arena.
+   */
   private makeRoom(length: number): void {
     const garbage = this.arenaEnd - this.arenaLive;
-    const size =
-      garbage > ARENA_SLACK && garbage > this.arenaLive
-        ? Math.max(this.arena.length, 2 * (this.arenaLive + length))
-        : Math.max(2 * this.arena.length, this.arenaEnd + length);
-    const arena = Buffer.alloc(size);
+    if (!(garbage > ARENA_SLACK && garbage > this.arenaLive)) {
+      const arena = Buffer.alloc(Math.max(2 * this.arena.length, this.arenaEnd + length));
+      this.arena.copy(arena, 0, 0, this.arenaEnd);
+      this.arena = arena;
+      return;
+    }
+    const arena = Buffer.alloc(Math.max(this.arena.length, 2 * (this.arenaLive + length)));
     let end = 0;
     for (const slot of this.slots.values()) {
       const n = this.summaryLength[slot]!;
-      if (n === 0) continue;
       const at = this.summaryAt[slot]!;
-      this.arena.copy(arena, end, at, at + n);
+      for (let i = 0; i < n; i++) arena[end + i] = this.arena[at + i]!;
       this.summaryAt[slot] = end;
       end += n;
     }
