@@ -21,7 +21,11 @@ const execaSpy = async (file: string, _args: string[], options: Record<string, u
   peak = Math.max(peak, active);
   await new Promise((r) => setTimeout(r, 20));
   active--;
-  return { exitCode: 0, timedOut: false, stdout: JSON.stringify({ ok: true, problems: [], rules: [] }) };
+  return {
+    exitCode: 0,
+    timedOut: false,
+    stdout: JSON.stringify({ ok: true, problems: [], findings: [], rules: [] }),
+  };
 };
 // Resolved from this file's own URL, so the compiled module beside the compiled test is loaded.
 const { createFinishLineGate } = await t.mockImport<typeof import('../src/validators/runner.js')>(

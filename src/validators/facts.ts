@@ -1,5 +1,6 @@
 import type { RunConfig, RunState } from '../contract/index.js';
 import type { BatchClaimer } from './inventory.js';
+import type { Problem } from './problem.js';
 import type { VerifyResult, VerifyTask } from './signature.js';
 import type { VerifiedDigests } from './verified-bytes.js';
 
@@ -27,7 +28,7 @@ export interface RunFacts {
 export type FinishLineStage = 'gate' | 'read';
 
 /** A structural rule: pure, synchronous, returns every problem it finds (empty = holds). */
-export type StructuralRule = (facts: RunFacts) => string[];
+export type StructuralRule = (facts: RunFacts) => Problem[];
 
 /**
  * What the content rules may touch besides the facts: the real artifact root (null when the run

@@ -9,6 +9,7 @@ import {
 } from './facts.js';
 import { type InputsOf, mergeInputs, type ValidatorInputs } from './inputs.js';
 import { postProofMutation, postProofMutationInputs } from './post-proof-mutation.js';
+import type { ContentKind, Problem } from './problem.js';
 import { productionReadiness, productionReadinessInputs } from './production-readiness.js';
 import { proofInputs, proofRule } from './proof.js';
 import { reviewInputs, reviewRule } from './review.js';
@@ -22,7 +23,7 @@ import { externalValidationRuntime, externalValidationRuntimeInputs } from './va
 import { waivers, waiversInputs } from './waivers.js';
 
 /** A content rule with the declaration of what it reads under the artifact root (inputs.ts). */
-export type ContentRuleEntry = readonly [name: string, rule: ContentRule, inputs: InputsOf];
+export type ContentRuleEntry = readonly [name: ContentKind, rule: ContentRule, inputs: InputsOf];
 
 /** Content rules every run passes through, in their fixed order. */
 export const CONTENT_RULES: readonly ContentRuleEntry[] = [
@@ -73,42 +74,55 @@ export function checkedByName(facts: RunFacts): { documents: string[]; files: re
 
 export interface FinishLineResult {
   problems: string[];
+  /** The same problems, in the same order, with their kinds (problem.ts): what next-step.ts reads. */
+  findings: Problem[];
   rules: { name: string; problems: string[] }[];
 }
+
+const failed = (what: string, err: unknown): Problem => ({
+  kind: 'validators-failed',
+  text: `${what} failed: ${err instanceof Error ? err.message : String(err)}`,
+});
 
 /**
  * Runs every rule and collects every problem (a rejected completion tells the agent all that is
  * wrong at once). A rule that throws is a problem named after the rule, never a pass. Content
- * problems are prefixed `<rule>: ` so callers and tests can match the rule, not the wording. Last,
- * the privacy check's secret scan (secret-scan.ts), which is not a finish-line rule: its problems
- * name the artifact as the bridge's own privacy problems do, without a rule prefix.
+ * problems are prefixed `<rule>: ` so callers and tests can match the rule, not the wording, and
+ * carry the rule's name as their kind. Last, the privacy check's secret scan (secret-scan.ts),
+ * which is not a finish-line rule: its problems name the artifact as the bridge's own privacy
+ * problems do, without a rule prefix.
  */
 export async function runFinishLine(facts: RunFacts, env: FinishLineEnv): Promise<FinishLineResult> {
-  const rules: FinishLineResult['rules'] = [];
+  const rules: { name: string; findings: Problem[] }[] = [];
   for (const [name, rule] of STRUCTURAL_RULES) {
-    let problems: string[];
+    let findings: Problem[];
     try {
-      problems = rule(facts);
+      findings = rule(facts);
     } catch (err) {
-      problems = [`${name}: the rule failed: ${err instanceof Error ? err.message : String(err)}`];
+      findings = [failed(`${name}: the rule`, err)];
     }
-    rules.push({ name, problems });
+    rules.push({ name, findings });
   }
   for (const [name, rule] of contentRulesFor(facts)) {
-    let problems: string[];
+    let findings: Problem[];
     try {
-      problems = (await rule(facts, env)).map((p) => `${name}: ${p}`);
+      findings = (await rule(facts, env)).map((p) => ({ kind: name, text: `${name}: ${p}` }));
     } catch (err) {
-      problems = [`${name}: the rule failed: ${err instanceof Error ? err.message : String(err)}`];
+      findings = [failed(`${name}: the rule`, err)];
     }
-    rules.push({ name, problems });
+    rules.push({ name, findings });
   }
-  let secrets: string[];
+  let secrets: Problem[];
   try {
-    secrets = await secretScan(facts, env);
+    secrets = (await secretScan(facts, env)).map((text) => ({ kind: 'secret-scan', text }));
   } catch (err) {
-    secrets = [`the secret scan failed: ${err instanceof Error ? err.message : String(err)}`];
+    secrets = [failed('the secret scan', err)];
   }
-  rules.push({ name: 'secret-scan', problems: secrets });
-  return { problems: rules.flatMap((r) => r.problems), rules };
+  rules.push({ name: 'secret-scan', findings: secrets });
+  const findings = rules.flatMap((r) => r.findings);
+  return {
+    problems: findings.map((p) => p.text),
+    findings,
+    rules: rules.map((r) => ({ name: r.name, problems: r.findings.map((p) => p.text) })),
+  };
 }

@@ -2,6 +2,7 @@ import { documentRefsHere } from '../workers/document-refs.js';
 import { claimOne } from '../workers/tasks.js';
 import type { RunFacts } from './facts.js';
 import { checkedByName } from './finish-line.js';
+import type { Problem } from './problem.js';
 
 /**
  * What the bridge's artifact and privacy check (server/artifact-check.ts) would refuse a
@@ -16,18 +17,28 @@ export async function localArtifactProblems(
   facts: RunFacts,
   realRoot: string,
   accessToken: string,
-): Promise<string[]> {
+): Promise<Problem[]> {
   const needles = [accessToken];
-  const problems: string[] = [];
+  const problems: Problem[] = [];
   const claimed = Object.values(facts.state.artifacts);
   for (const claim of claimed) {
     const now = claimOne(realRoot, claim.path, needles);
+    const at = { path: claim.path, nodeId: claim.nodeId };
     if (!now.ok) {
-      problems.push(`artifact ${claim.path} cannot be re-verified: ${now.message}`);
+      problems.push({
+        kind: 'artifact-unverifiable',
+        ...at,
+        text: `artifact ${claim.path} cannot be re-verified: ${now.message}`,
+      });
       continue;
     }
-    if (now.sha256 !== claim.sha256) problems.push(`artifact ${claim.path} changed since it was verified`);
-    if (now.leaked) problems.push(`artifact ${claim.path} contains a bridge credential value`);
+    if (now.sha256 !== claim.sha256)
+      problems.push({
+        kind: 'artifact-changed',
+        ...at,
+        text: `artifact ${claim.path} changed since it was verified`,
+      });
+    if (now.leaked) problems.push(leaked(claim.path));
   }
   const { documents, files } = checkedByName(facts);
   const named = (await documentRefsHere(realRoot, documents)).flatMap((d) => d.paths ?? []);
@@ -35,7 +46,13 @@ export async function localArtifactProblems(
   for (const path of new Set([...documents, ...files, ...named])) {
     if (skip.has(path)) continue;
     const now = claimOne(realRoot, path, needles);
-    if (now.ok && now.leaked) problems.push(`artifact ${path} contains a bridge credential value`);
+    if (now.ok && now.leaked) problems.push(leaked(path));
   }
   return problems;
 }
+
+const leaked = (path: string): Problem => ({
+  kind: 'artifact-credential',
+  path,
+  text: `artifact ${path} contains a bridge credential value`,
+});

@@ -6,6 +6,7 @@ import { childEnvironment } from './child-environment.js';
 import type { FinishLineEnv, RunFacts } from './facts.js';
 import type { FinishLineResult } from './finish-line.js';
 import { gitExecutable } from './git-executable.js';
+import { PROBLEM_KINDS, type Problem, texts } from './problem.js';
 
 /**
  * Runs the finish-line validators as children of the bridge's own installed code (SPEC
@@ -66,8 +67,14 @@ export function createFinishLineGate(opts: GateOptions) {
     throw new RangeError('concurrency must be >= 1');
   if (!Number.isInteger(opts.deadlineMs) || opts.deadlineMs < 1)
     throw new RangeError('deadlineMs must be >= 1');
+  const check = createFinishLineCheck(opts);
+  return async (facts: RunFacts, env: FinishLineEnv): Promise<string[]> => texts(await check(facts, env));
+}
+
+/** The gate's problems with their kinds (problem.ts): what a client turns into next steps. */
+export function createFinishLineCheck(opts: GateOptions) {
   const limit = semaphore(opts.concurrency);
-  return (facts: RunFacts, env: FinishLineEnv): Promise<string[]> =>
+  return (facts: RunFacts, env: FinishLineEnv): Promise<Problem[]> =>
     limit(async () => {
       const request = JSON.stringify({
         // The child runs the git this process resolved (git-executable.ts), never one it looks up.
@@ -83,25 +90,34 @@ export function createFinishLineGate(opts: GateOptions) {
         },
       });
       const r = await spawnChild(request, [], opts);
-      if (r.timedOut) return [TIMEOUT_PROBLEM];
+      if (r.timedOut) return [failedRun(TIMEOUT_PROBLEM)];
       if (r.exitCode !== 0)
-        return [`finish-line validators crashed (exit ${r.exitCode ?? r.signal ?? 'unknown'})`];
+        return [failedRun(`finish-line validators crashed (exit ${r.exitCode ?? r.signal ?? 'unknown'})`)];
       return parseResult(r.stdout);
     });
 }
 
-export function parseResult(stdout: unknown): string[] {
+const failedRun = (text: string): Problem => ({ kind: 'validators-failed', text });
+const KINDS = new Set<string>(PROBLEM_KINDS);
+
+/** The child's findings; anything but a list of `{kind, text}` of known kinds is a problem, never a pass. */
+export function parseResult(stdout: unknown): Problem[] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(String(stdout));
   } catch {
-    return ['finish-line validators returned unparsable output'];
+    return [failedRun('finish-line validators returned unparsable output')];
   }
   const r = parsed as Partial<FinishLineResult> & { ok?: unknown };
-  if (r?.ok !== true || !Array.isArray(r.problems) || !r.problems.every((p) => typeof p === 'string')) {
-    return ['finish-line validators returned unparsable output'];
+  const wellFormed = (p: unknown) =>
+    typeof p === 'object' &&
+    p !== null &&
+    typeof (p as Problem).text === 'string' &&
+    KINDS.has((p as Problem).kind);
+  if (r?.ok !== true || !Array.isArray(r.findings) || !r.findings.every(wellFormed)) {
+    return [failedRun('finish-line validators returned unparsable output')];
   }
-  return r.problems;
+  return r.findings;
 }
 
 /** Test probe: the names of the environment variables a validator child actually receives. */

@@ -9,7 +9,12 @@ export const selfHealResolved: StructuralRule = ({ state }) => {
   const { detectedSeq, resolvedSeq, resolution } = state.selfHeal;
   if (detectedSeq === null) return [];
   if (resolvedSeq === null || resolvedSeq < detectedSeq || resolution === null) {
-    return ['self_heal.detected has no later self_heal.pr_opened or self_heal.pr_proposed'];
+    return [
+      {
+        kind: 'self-heal-unresolved',
+        text: 'self_heal.detected has no later self_heal.pr_opened or self_heal.pr_proposed',
+      },
+    ];
   }
   const urlOk = isPullRequestUrl(resolution.prUrl ?? undefined);
   // A proposal whose last write reported `failed` is no resolution (as for rule 2's artifacts).
@@ -19,5 +24,10 @@ export const selfHealResolved: StructuralRule = ({ state }) => {
     state.artifacts[SELF_HEAL_PROPOSAL_PATH].outcome !== 'failed';
   return urlOk || proposalOk
     ? []
-    : ['self-heal resolution carries neither a pull request URL nor a verified self_heal/pr.json'];
+    : [
+        {
+          kind: 'self-heal-unproven',
+          text: 'self-heal resolution carries neither a pull request URL nor a verified self_heal/pr.json',
+        },
+      ];
 };

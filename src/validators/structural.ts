@@ -1,5 +1,6 @@
 import { approvalsHold } from './approvals.js';
 import type { RunFacts, StructuralRule } from './facts.js';
+import { type Problem, texts } from './problem.js';
 import { requiredArtifacts } from './required-artifacts.js';
 import { requiredNodes } from './required-nodes.js';
 import { selfHealResolved } from './self-heal.js';
@@ -12,6 +13,11 @@ export const STRUCTURAL_RULES: readonly (readonly [string, StructuralRule])[] = 
   ['self-heal', selfHealResolved],
 ];
 
-export function structuralProblems(facts: RunFacts): string[] {
+/** Every structural problem, with its kind (next-step.ts). */
+export function structuralFindings(facts: RunFacts): Problem[] {
   return STRUCTURAL_RULES.flatMap(([, rule]) => rule(facts));
+}
+
+export function structuralProblems(facts: RunFacts): string[] {
+  return texts(structuralFindings(facts));
 }

@@ -56,7 +56,7 @@ t.test('an artifact reported failed blocks completion until a later good write',
   t.match(run.completionPreview.problems, [problem]);
   t.match(
     requiredArtifacts(factsFromView(run, null)),
-    [problem],
+    [{ kind: 'artifact-failed', nodeId: 'prove', path: PROOF, text: problem }],
     'explain and MCP (facts from the view) agree',
   );
 

@@ -117,7 +117,12 @@ t.test('a resolution naming the proposal by selfHealPrUrl reaches both self-heal
   applyEntry(state, { ...event(2, 'self_heal.pr_proposed', failed), claim });
   t.same(
     selfHealResolved(local),
-    ['self-heal resolution carries neither a pull request URL nor a verified self_heal/pr.json'],
+    [
+      {
+        kind: 'self-heal-unproven',
+        text: 'self-heal resolution carries neither a pull request URL nor a verified self_heal/pr.json',
+      },
+    ],
     'a proposal reported failed is no resolution',
   );
 });

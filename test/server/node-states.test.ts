@@ -103,10 +103,21 @@ t.test('rule 1 itself: a required node skipped without a reason does not count a
         prove: { state: 'passed', skipReason: null },
       }),
     ),
-    ['required node intake is skipped without a reason', 'required node route is skipped without a reason'],
+    [
+      {
+        kind: 'node-skipped-without-reason',
+        nodeId: 'intake',
+        text: 'required node intake is skipped without a reason',
+      },
+      {
+        kind: 'node-skipped-without-reason',
+        nodeId: 'route',
+        text: 'required node route is skipped without a reason',
+      },
+    ],
   );
   t.same(requiredNodes(facts({ prove: { state: 'active', skipReason: 'a reason' } })), [
-    'required node prove is active, not passed',
+    { kind: 'node-not-passed', nodeId: 'prove', text: 'required node prove is active, not passed' },
   ]);
 });
 
@@ -129,6 +140,13 @@ t.test('rule 2 itself: a required artifact skipped without a reason does not cou
         'handoff/final.md': { outcome: 'skipped', skipReason: 'no handoff for a dry run', seq: 5 },
       }),
     ),
-    ['required artifact proof/proof.json of node prove is skipped without a reason'],
+    [
+      {
+        kind: 'artifact-skipped-without-reason',
+        nodeId: 'prove',
+        path: 'proof/proof.json',
+        text: 'required artifact proof/proof.json of node prove is skipped without a reason',
+      },
+    ],
   );
 });
