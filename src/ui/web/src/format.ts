@@ -1,21 +1,6 @@
 import type { RunSummary } from './api.js';
 
-/**
- * POSIX single-quoting. Owner and scope are agent-supplied text, so the command an operator pastes
- * must treat them as literal words: inside single quotes nothing but `'` is special.
- */
-export function shellQuote(word: string): string {
-  return /^[A-Za-z0-9._/:@%+=,-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
-}
-
-export function approveCommand(
-  runId: string,
-  owner: string,
-  scope: string,
-  decision: 'grant' | 'deny',
-): string {
-  return `harness approve ${shellQuote(runId)} --owner ${shellQuote(owner)} --scope ${shellQuote(scope)} --${decision}`;
-}
+export { approveCommand } from '../../../contract/command-line.js';
 
 export function formatTime(iso: string | null | undefined): string {
   if (!iso) return '—';
