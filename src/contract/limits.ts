@@ -29,6 +29,11 @@ export const RESPONSE_MAX_BYTES = 1024 * 1024;
 export const VIEW_APPROVALS_MAX_BYTES = 256 * 1024;
 export const VIEW_PROBLEMS_MAX_BYTES = 64 * 1024;
 /**
+ * The completion preview's next steps (each a problem, its node and the command or document that
+ * clears it): the first that fit in this many bytes of JSON are shown.
+ */
+export const VIEW_STEPS_MAX_BYTES = 128 * 1024;
+/**
  * A run view's node and artifact texts (`skipReason`, `failureReason`, `recoveryPath`: three per
  * node, three per artifact record) share this many bytes of JSON. Each is at most one event's
  * 16 KiB, but 14 nodes (a skip reason kept beside a later failure) and 15 artifact records hold

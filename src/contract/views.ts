@@ -13,6 +13,18 @@ import {
 /** Response shapes of the read endpoints (CONTRACT section 4); the OpenAPI document is built from them. */
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
+/** A finish-line problem and what clears it (src/validators/next-step.ts). */
+export const NextStep = Type.Object(
+  {
+    problem: Type.String(),
+    nodeId: Type.Optional(TNodeId),
+    fix: Type.String({
+      description: "a command with the run's own IDs and paths, or the docs section that explains",
+    }),
+  },
+  { additionalProperties: false },
+);
+
 export const ArtifactClaimView = Type.Object({
   path: Type.String(),
   sha256: Type.String(),
@@ -197,7 +209,14 @@ export const RunView = Type.Object(
       prUrl: Nullable(Type.String()),
       artifact: Nullable(Type.String()),
     }),
-    completionPreview: Type.Object({ ready: Type.Boolean(), problems: Type.Array(Type.String()) }),
+    completionPreview: Type.Object({
+      ready: Type.Boolean(),
+      problems: Type.Array(Type.String()),
+      steps: Type.Array(NextStep, {
+        description:
+          'each problem with the command or document that clears it (docs/next-steps.md); the first that fit in 128 KiB',
+      }),
+    }),
     quarantine: Nullable(Type.Object({ reasons: Type.Array(Type.String()), since: Type.String() })),
   },
   { additionalProperties: false },

@@ -1,6 +1,8 @@
 import type { OpenRun } from '../storage/run-files.js';
 import type { RunFacts } from '../validators/facts.js';
-import { structuralProblems } from '../validators/structural.js';
+import { type NextStep, nextSteps } from '../validators/next-step.js';
+import { texts } from '../validators/problem.js';
+import { structuralFindings, structuralProblems } from '../validators/structural.js';
 import type { VerifiedDigests } from '../validators/verified-bytes.js';
 import type { HashPool } from '../workers/pool.js';
 import { type ArtifactCheck, checkArtifacts, type DocumentSeal, documentSeal } from './artifact-check.js';
@@ -65,9 +67,26 @@ export function verifiedBy(check: ArtifactCheck): VerifiedDigests {
   return Object.fromEntries([...[...check.absent].map((path) => [path, null]), ...check.digests]);
 }
 
-/** What the run view's completion preview shows: the structural rules, without hashing. */
-export function previewProblems(run: OpenRun): string[] {
-  return structuralProblems(factsOf(run));
+export interface CompletionPreview {
+  ready: boolean;
+  problems: string[];
+  steps: NextStep[];
+}
+
+/**
+ * What the run view's completion preview shows: the structural rules, without hashing, and the
+ * next step of each. The fixes are rendered without the artifact root: a view never shows an
+ * absolute path.
+ */
+export function completionPreview(run: OpenRun): CompletionPreview {
+  if (run.state.status === 'completed') return { ready: true, problems: [], steps: [] };
+  const facts = factsOf(run);
+  const found = structuralFindings(facts);
+  return {
+    ready: found.length === 0,
+    problems: texts(found),
+    steps: nextSteps(found, { facts, root: null }),
+  };
 }
 
 /**

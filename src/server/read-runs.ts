@@ -3,7 +3,7 @@ import type { EventPage, EventViewT, RunSummary } from '../contract/index.js';
 import { BridgeError, RESPONSE_MAX_BYTES } from '../contract/index.js';
 import { RunIntegrityError } from '../storage/run-files.js';
 import type { QuarantineInfo } from '../storage/store.js';
-import { previewProblems } from './completion.js';
+import { completionPreview } from './completion.js';
 import type { BridgeContext } from './context.js';
 import { reverifyCompleted } from './reverify.js';
 import { boundedQuarantine } from './view-bounds.js';
@@ -181,13 +181,4 @@ function quarantinedRun(runId: string, createdAt: string, quarantine: Quarantine
     eventPage,
   };
   return { body: { ok: true as const, run }, page: eventPage };
-}
-
-function completionPreview(run: Parameters<typeof previewProblems>[0]): {
-  ready: boolean;
-  problems: string[];
-} {
-  if (run.state.status === 'completed') return { ready: true, problems: [] };
-  const problems = previewProblems(run);
-  return { ready: problems.length === 0, problems };
 }

@@ -3,6 +3,7 @@ import {
   PROBLEMS_MAX_BYTES,
   VIEW_APPROVALS_MAX_BYTES,
   VIEW_PROBLEMS_MAX_BYTES,
+  VIEW_STEPS_MAX_BYTES,
   VIEW_TEXTS_MAX_BYTES,
 } from '../contract/index.js';
 import type { QuarantineInfo } from '../storage/store.js';
@@ -66,6 +67,13 @@ export function boundedLines(lines: readonly string[], maxBytes: number, noun: s
 /** The first problems that fit, then one line saying how many more there are. */
 export function boundedProblems(problems: string[], maxBytes: number = VIEW_PROBLEMS_MAX_BYTES): string[] {
   return boundedLines(problems, maxBytes, 'problem');
+}
+
+/** The first next steps that fit (the problems list, cut alike, says how many problems there are). */
+export function boundedSteps<T>(steps: readonly T[], maxBytes: number = VIEW_STEPS_MAX_BYTES): T[] {
+  const fits = byteBudget(maxBytes);
+  const shown = steps.findIndex((s) => !fits(s));
+  return shown < 0 ? [...steps] : steps.slice(0, shown);
 }
 
 /**

@@ -3,7 +3,14 @@ import { approvalDrift, NODE_IDS } from '../contract/index.js';
 import type { OpenRun } from '../storage/run-files.js';
 import { runSummary } from '../storage/run-summary.js';
 import type { QuarantineInfo } from '../storage/store.js';
-import { boundedApprovals, boundedProblems, boundedQuarantine, boundTexts } from './view-bounds.js';
+import type { CompletionPreview } from './completion.js';
+import {
+  boundedApprovals,
+  boundedProblems,
+  boundedQuarantine,
+  boundedSteps,
+  boundTexts,
+} from './view-bounds.js';
 
 /** Response views. Absolute paths (artifact root, adapter file) never leave the bridge in a run view. */
 export function eventView(entry: JournalEntry): EventViewT {
@@ -84,7 +91,7 @@ function driftByNode(state: RunState): Map<NodeId, NodeDrift[]> {
 
 export function runView(
   run: OpenRun,
-  preview: { ready: boolean; problems: string[] },
+  preview: CompletionPreview,
   quarantine: QuarantineInfo | undefined,
 ): Omit<RunViewT, 'eventsTruncated'> & { eventsTruncated: boolean } {
   const { state, config } = run;
@@ -138,7 +145,11 @@ export function runView(
       prUrl: state.selfHeal.resolution?.prUrl ?? null,
       artifact: state.selfHeal.resolution?.artifact ?? null,
     },
-    completionPreview: { ready: preview.ready, problems: boundedProblems(preview.problems) },
+    completionPreview: {
+      ready: preview.ready,
+      problems: boundedProblems(preview.problems),
+      steps: boundedSteps(preview.steps),
+    },
     quarantine: quarantine ? boundedQuarantine(quarantine) : null,
   };
 }

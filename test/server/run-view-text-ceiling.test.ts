@@ -17,6 +17,7 @@ import {
   TEXT_FIELD_MAX,
   VIEW_APPROVALS_MAX_BYTES,
   VIEW_PROBLEMS_MAX_BYTES,
+  VIEW_STEPS_MAX_BYTES,
   VIEW_TEXTS_MAX_BYTES,
 } from '../../src/contract/index.js';
 import { EventAccepted } from '../../src/server/routes/events.js';
@@ -50,6 +51,7 @@ const RUN_VIEW_MAX_BYTES =
   VIEW_TEXTS_MAX_BYTES +
   VIEW_APPROVALS_MAX_BYTES +
   (VIEW_PROBLEMS_MAX_BYTES + 64) + // the problems and their `N more problems not shown`
+  VIEW_STEPS_MAX_BYTES + // their next steps, the first that fit
   (PROBLEMS_MAX_BYTES + 128) + // quarantine reasons, their last line and `since`
   (EVENT_MAX_BYTES + 256) + // selfHeal: the PR URL is one event's text
   // approvalDrift: per node at most its artifact and a self-heal proposal, each under 320 bytes

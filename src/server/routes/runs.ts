@@ -16,7 +16,7 @@ import {
   RunView,
 } from '../../contract/index.js';
 import { isCanonicalRunIdInPath, runIdSegment } from '../../contract/run-id-path.js';
-import { previewProblems } from '../completion.js';
+import { completionPreview } from '../completion.js';
 import type { BridgeContext } from '../context.js';
 import { createRun } from '../create-run.js';
 import { checkBodyForCredentials, checkRunIdForCredentials, syncHook } from '../guard.js';
@@ -144,12 +144,7 @@ export function registerRunRoutes(app: FastifyInstance, ctx: BridgeContext): voi
       return ctx.queue.run(body.id, async () => {
         const { created, run } = await createRun(ctx, body);
         try {
-          const problems = previewProblems(run);
-          const view = runView(
-            run,
-            { ready: problems.length === 0, problems },
-            ctx.store.quarantineOf(run.runId),
-          );
+          const view = runView(run, completionPreview(run), ctx.store.quarantineOf(run.runId));
           void reply.code(created ? 201 : 200);
           return { ok: true, created, run: view };
         } finally {
