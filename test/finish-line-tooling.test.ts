@@ -193,21 +193,31 @@ t.test('run create --print-evidence-bundle prints the digest the reviewer signs'
   t.equal(noToken.exitCode, 2);
 });
 
-t.test('explain prints one line per problem and exits 1 when blocked, 0 when ready', async (t) => {
-  let view: any = {
-    completionPreview: { ready: false, problems: ['required node prove is pending, not passed'] },
-    status: 'running',
-  };
-  const url = await fakeBridge(t, () => [200, { ok: true, run: view }]);
-  const env = { HARNESS_BRIDGE_URL: url, HARNESS_BRIDGE_ACCESS_TOKEN: 'tok-'.repeat(10) };
-  const blocked = await harness(['explain', 'run-1'], env);
-  t.equal(blocked.exitCode, 1);
-  t.equal(blocked.stdout.trim(), 'required node prove is pending, not passed');
-  view = { completionPreview: { ready: true, problems: [] }, status: 'running' };
-  const ready = await harness(['explain', 'run-1'], env);
-  t.equal(ready.exitCode, 0, ready.stderr);
-  t.equal((await harness(['explain', 'not a run id'], env)).exitCode, 2);
-});
+t.test(
+  'explain prints one line per problem, then its fix, and exits 1 when blocked, 0 when ready',
+  async (t) => {
+    const f = await buildFixture(t, { commissioned: false, corrective: false });
+    const problem = 'required node prove is pending, not passed';
+    const step = { problem, nodeId: 'prove', fix: 'the fix the bridge rendered' };
+    let view: any = viewOf(f, { completionPreview: { ready: false, problems: [problem], steps: [step] } });
+    const url = await fakeBridge(t, () => [200, { ok: true, run: view }]);
+    const env = { HARNESS_BRIDGE_URL: url, HARNESS_BRIDGE_ACCESS_TOKEN: 'tok-'.repeat(10) };
+    const blocked = await harness(['explain', f.runId], env);
+    t.equal(blocked.exitCode, 1);
+    t.equal(blocked.stdout, `${problem}\n  fix: the fix the bridge rendered`, "the bridge's own fix");
+    const json = await harness(['explain', f.runId, '--json'], env);
+    t.equal(json.exitCode, 1);
+    t.same(JSON.parse(json.stdout), [step], '--json: the same, as {problem, nodeId?, fix}');
+    view = viewOf(f);
+    const ready = await harness(['explain', f.runId], env);
+    t.equal(ready.exitCode, 0, ready.stderr);
+    t.equal(ready.stdout, 'ready to complete');
+    const readyJson = await harness(['explain', f.runId, '--json'], env);
+    t.equal(readyJson.exitCode, 0);
+    t.same(JSON.parse(readyJson.stdout), []);
+    t.equal((await harness(['explain', 'not a run id'], env)).exitCode, 2);
+  },
+);
 
 /** The run view of a fixture run (every node passed, its artifacts verified), as the bridge sends it. */
 function viewOf(f: Fixture, extra: Record<string, unknown> = {}) {
@@ -243,7 +253,7 @@ function viewOf(f: Fixture, extra: Record<string, unknown> = {}) {
       prUrl: null,
       artifact: null,
     },
-    completionPreview: { ready: true, problems: [] },
+    completionPreview: { ready: true, problems: [], steps: [] },
     quarantine: null,
     ...extra,
   };
@@ -265,6 +275,12 @@ t.test('explain --artifact-root adds the local content-validator verdict', async
   const r = await explainLocal(f, url);
   t.equal(r.exitCode, 1, r.stderr);
   t.match(r.stdout, /^local: proof: proof\/proof.json status is failed/m);
+  t.ok(
+    r.stdout.includes(
+      `proof.json status is failed, not passed\n  fix: harness proof run --run ${f.runId} --artifact-root ${f.root} -- <test-command> && harness node pass ${f.runId} prove --artifact proof/proof.json`,
+    ),
+    'the fix runs the proof again under the real root and claims it',
+  );
   await readFile(join(f.root, 'proof/proof.json'));
 });
 
@@ -308,6 +324,10 @@ t.test(
     const explain = () => explainLocal(f, url);
     const whole = await explain();
     t.match(whole.stdout, /^local: waivers: waiver w-rate is not tied to a human-granted approval/m);
+    t.match(
+      whole.stdout,
+      /w-rate is not tied to a human-granted approval.*\n {2}fix: see docs\/next-steps.md#waivers$/m,
+    );
     t.notMatch(whole.stderr, /partial/);
 
     view = viewOf(f, { approvalsOmitted: 7 });

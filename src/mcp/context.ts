@@ -2,9 +2,10 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { TObject } from '#typebox';
 import { type BridgeResponse, bridgeRequest } from '../cli/http.js';
 import type { FinishLineEnv, RunFacts } from '../validators/facts.js';
+import type { Problem } from '../validators/problem.js';
 
 /** The finish-line validators as the tool server runs them (a credential-free child process). */
-export type LocalFinishLine = (facts: RunFacts, env: FinishLineEnv) => Promise<string[]>;
+export type LocalFinishLine = (facts: RunFacts, env: FinishLineEnv) => Promise<Problem[]>;
 
 /** Raised when the bridge cannot be reached at all (never confused with a bridge answer). */
 export class BridgeUnreachable extends Error {

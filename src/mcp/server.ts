@@ -3,7 +3,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { type DocumentChecker, documentChecker } from '../contract/artifacts/check.js';
 import { BRIDGE_VERSION } from '../contract/index.js';
-import { createFinishLineGate } from '../validators/runner.js';
+import { createFinishLineCheck } from '../validators/runner.js';
 import { BridgeUnreachable, McpSession, type ToolDefinition } from './context.js';
 import { emitEvent, requestApproval, startRun } from './event-tools.js';
 import { finishLineCheck } from './finish-line-check.js';
@@ -85,7 +85,7 @@ function carries(value: unknown, secret: string): boolean {
 
 /** Serves the tools on stdin/stdout until the client closes the stream. */
 export async function serveMcp(token: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const gate = createFinishLineGate({ concurrency: 1, deadlineMs: 120_000 });
+  const gate = createFinishLineCheck({ concurrency: 1, deadlineMs: 120_000 });
   const server = createMcpServer(new McpSession(token, gate, env));
   const transport = new StdioServerTransport(process.stdin, process.stdout, {
     maxBufferSize: MCP_MESSAGE_MAX_BYTES,

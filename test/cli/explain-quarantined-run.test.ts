@@ -37,8 +37,8 @@ t.test('explain prints the quarantine reasons of a quarantined run and exits 1',
     t.equal(r.stderr, '', 'no error: the quarantine is the answer');
     t.same(
       r.stdout.split('\n').filter(Boolean),
-      reasons.map((q) => `quarantined: ${q}`),
-      'one line per quarantine reason',
+      reasons.flatMap((q) => [`quarantined: ${q}`, '  fix: see docs/next-steps.md#quarantined']),
+      'one line per quarantine reason, each with where to read what to do',
     );
   }
 });
