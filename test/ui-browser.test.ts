@@ -399,6 +399,23 @@ t.test('the pending approval shows owner, scope and the exact approve command', 
   });
 });
 
+t.test('the completion panel shows each problem with the fix the bridge gives it', async (t) => {
+  const panel = page.locator('section.completion');
+  t.match(await panel.textContent(), /required node cloud-platform is failed, not passed/);
+  const fixes = await panel.locator('.fix-command').allTextContents();
+  t.ok(
+    fixes.includes(`harness node pass ${LIVE_RUN} cloud-platform --artifact cloud/service-map.json`),
+    'the failed node: pass it with its artifact',
+  );
+  t.ok(
+    fixes.includes(
+      `harness approve ${LIVE_RUN} --owner security-lead --scope 'deploy to prod'\\''s cluster' --grant`,
+    ),
+    'the pending approval: the approve command the approvals list shows',
+  );
+  t.equal(fixes.length, await panel.locator('ul.problems > li').count(), 'one fix per problem');
+});
+
 t.test('events page newest first, older pages on demand, back to newest', async (t) => {
   const total = liveEvents;
   const older = page.getByRole('button', { name: 'Older events' });

@@ -1,5 +1,5 @@
-import { useState } from 'preact/hooks';
 import type { ApprovalItem } from './api.js';
+import { Command } from './Command.js';
 import { approvalsOmittedNote, approveCommand, formatTime, label } from './format.js';
 
 /** Pending approvals first, each with the exact command an operator runs in the approval shell. */
@@ -51,8 +51,13 @@ export function Approvals({
               <Command
                 label="Grant from an approval shell"
                 text={approveCommand(runId, a.owner, a.scope, 'grant')}
+                codeClass="approve-command"
               />
-              <Command label="Or deny" text={approveCommand(runId, a.owner, a.scope, 'deny')} />
+              <Command
+                label="Or deny"
+                text={approveCommand(runId, a.owner, a.scope, 'deny')}
+                codeClass="approve-command"
+              />
             </li>
           ))}
         </ul>
@@ -89,29 +94,5 @@ export function Approvals({
         </div>
       )}
     </section>
-  );
-}
-
-function Command({ label: text, text: command }: { label: string; text: string }) {
-  const [copied, setCopied] = useState(false);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(command);
-      setCopied(true);
-      setTimeout(() => setCopied(false), 2000);
-    } catch {
-      setCopied(false);
-    }
-  };
-  return (
-    <div class="command">
-      <span class="command-label">{text}</span>
-      <pre>
-        <code class="approve-command">{command}</code>
-      </pre>
-      <button type="button" onClick={copy} aria-label={`Copy: ${command}`}>
-        {copied ? 'Copied' : 'Copy'}
-      </button>
-    </div>
   );
 }

@@ -1,4 +1,5 @@
 import type { ArtifactItem, NodeItem, RunDetail } from './api.js';
+import { Command } from './Command.js';
 import { formatBytes, formatTime } from './format.js';
 
 /** A quarantined record is never shown as complete: the banner comes first and says why. */
@@ -26,6 +27,8 @@ export function Quarantine({ run }: { run: RunDetail }) {
 export function Completion({ run }: { run: RunDetail }) {
   const preview = run.completionPreview;
   if (!preview || run.status === 'quarantined') return null;
+  // The bridge gives each problem its fix (docs/next-steps.md); a step the view cut shows none.
+  const fixes = new Map(preview.steps.map((s) => [s.problem, s.fix]));
   return (
     <section aria-labelledby="completion-heading" class={`completion ${preview.ready ? 'ready' : 'blocked'}`}>
       <h2 id="completion-heading">Completion</h2>
@@ -35,11 +38,17 @@ export function Completion({ run }: { run: RunDetail }) {
         <p>Ready: nothing known blocks run.completed (the finish-line gate still runs in full).</p>
       ) : (
         <>
-          <p>Cannot complete yet. What blocks run.completed:</p>
+          <p>Cannot complete yet. What blocks run.completed, and the next step for each:</p>
           <ul class="problems">
-            {preview.problems.map((p) => (
-              <li key={p}>{p}</li>
-            ))}
+            {preview.problems.map((p) => {
+              const fix = fixes.get(p);
+              return (
+                <li key={p}>
+                  {p}
+                  {fix !== undefined && <Command label="Next step" text={fix} codeClass="fix-command" />}
+                </li>
+              );
+            })}
           </ul>
         </>
       )}
