@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { cleanup, ev, startTestBridge } from '../helpers/bridge.js';
@@ -41,6 +41,32 @@ t.test('reports structural, approval, drift and content problems without complet
   has('required artifact proof/proof.json of node prove is not verified');
   has('approval for node redzone (owner ops, scope deploy) is still pending');
   has('artifact run/intake.json changed since it was verified');
+  const steps: { problem: string; nodeId?: string; fix: string }[] = r.body['steps'];
+  t.same(
+    steps.map((s) => s.problem),
+    problems,
+    'one step per problem, in the same order',
+  );
+  const stepOf = (p: string) => steps.find((s) => s.problem === p);
+  const root = await realpath(bridge.t.artifactRoot);
+  t.same(stepOf('required node intake is pending, not passed'), {
+    problem: 'required node intake is pending, not passed',
+    nodeId: 'intake',
+    fix: `harness node pass ${runId} intake`,
+  });
+  t.equal(
+    stepOf('required artifact proof/proof.json of node prove is not verified')?.fix,
+    `harness proof run --run ${runId} --artifact-root ${root} -- <test-command> && harness node pass ${runId} prove --artifact proof/proof.json`,
+    'the root the session knows is filled in',
+  );
+  t.equal(
+    stepOf('approval for node redzone (owner ops, scope deploy) is still pending')?.fix,
+    `harness approve ${runId} --owner ops --scope deploy --grant`,
+  );
+  t.equal(
+    stepOf('artifact run/intake.json changed since it was verified')?.fix,
+    `harness emit ${runId} artifact.written intake 'run/intake.json written again' --artifact run/intake.json`,
+  );
   t.ok(
     r.body['validatorProblems'].some((p: string) => p.startsWith('proof: ')),
     'the content validators ran locally on the root',
