@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { type QuarantinedRunReadT, RUN_ID_PATTERN, type RunReadT } from '../contract/index.js';
 import { factsFromView, partialApprovalsNote } from '../validators/facts-from-view.js';
 import { localArtifactProblems } from '../validators/local-artifact-check.js';
-import { type NextStep, previewAndLocalSteps, unlisted } from '../validators/next-step.js';
+import { type FixContext, type NextStep, previewAndLocalSteps, unlisted } from '../validators/next-step.js';
 import type { Problem } from '../validators/problem.js';
 import { createFinishLineCheck } from '../validators/runner.js';
 import { refuseIntegrityKey, requireEnv, UsageError } from './env.js';
@@ -59,10 +59,9 @@ export function registerExplain(program: Command): void {
         );
         return;
       }
-      let realRoot: string | null = null;
-      const local: Problem[] = [];
+      let local: { problems: Problem[]; ctx: FixContext } | null = null;
       if (opts.artifactRoot !== undefined) {
-        realRoot = await realArtifactRoot(opts.artifactRoot);
+        const realRoot = await realArtifactRoot(opts.artifactRoot);
         // The local checks judge the run only under the root it sealed. A run view carries no
         // absolute path, so the bridge is asked: POST /runs with the same root is answered 200
         // and changes nothing; another root is 409 naming artifactRoot. A run without a sealed
@@ -86,17 +85,15 @@ export function registerExplain(program: Command): void {
         }
         const check = createFinishLineCheck({ concurrency: 1, deadlineMs: 120_000 });
         const facts = factsFromView(run, realRoot);
-        local.push(
+        const problems = [
           ...(await localArtifactProblems(facts, realRoot, token)),
           ...(await check(facts, { realRoot, repoRoot: repoRootFromEnv(), trustPin: run.trustPin })),
-        );
+        ];
+        local = { problems, ctx: { facts, root: realRoot } };
         const partial = partialApprovalsNote(run);
         if (partial !== null) process.stderr.write(`note: ${partial}\n`);
       }
-      const found = previewAndLocalSteps(run.completionPreview, local, {
-        facts: factsFromView(run, realRoot),
-        root: realRoot,
-      });
+      const found = previewAndLocalSteps(run.completionPreview, local);
       const steps = [...found.bridge, ...found.local.map((s) => ({ ...s, problem: `local: ${s.problem}` }))];
       if (steps.length === 0 && run.status !== 'completed' && !run.completionPreview.ready)
         steps.push(unlisted('the bridge reports the run is not ready'));

@@ -41,9 +41,9 @@ export const finishLineCheck: ToolDefinition = {
     const bridgeProblems = view.completionPreview.problems;
     const driftProblems =
       realRoot === null ? [] : await localArtifactProblems(facts, realRoot, session.accessToken);
-    const found = previewAndLocalSteps(view.completionPreview, [...driftProblems, ...validators], {
-      facts,
-      root: realRoot,
+    const found = previewAndLocalSteps(view.completionPreview, {
+      problems: [...driftProblems, ...validators],
+      ctx: { facts, root: realRoot },
     });
     const steps = [...found.bridge, ...found.local];
     const partial = partialApprovalsNote(view);

@@ -151,25 +151,26 @@ export const unlisted = (problem: string, anchor?: string): NextStep => ({
  * The bridge's completion preview, then what a client's local check found besides (the artifact
  * check of local-artifact-check.ts and the validators' verdict), each with its next step. A
  * bridge problem the local check found too is rendered here, where the artifact root is known; the
- * others keep the step the bridge rendered.
+ * others keep the step the bridge rendered (a bridge older than `steps` gives none: the docs page).
  */
 export function previewAndLocalSteps(
-  preview: { problems: readonly string[]; steps: readonly NextStep[] },
-  local: readonly Problem[],
-  ctx: FixContext,
+  preview: { problems: readonly string[]; steps?: readonly NextStep[] },
+  check: { problems: readonly Problem[]; ctx: FixContext } | null,
 ): { bridge: NextStep[]; local: NextStep[] } {
+  const local = check?.problems ?? [];
+  const render = (p: Problem) => nextStep(p, (check as { ctx: FixContext }).ctx);
   const found = new Map(local.map((p) => [p.text, p]));
-  const shown = new Map(preview.steps.map((s) => [s.problem, s]));
+  const shown = new Map((preview.steps ?? []).map((s) => [s.problem, s]));
   const bridge = preview.problems.map((text) => {
     const mine = found.get(text);
-    return mine ? nextStep(mine, ctx) : (shown.get(text) ?? unlisted(text));
+    return mine ? render(mine) : (shown.get(text) ?? unlisted(text));
   });
   const seen = new Set(preview.problems);
   const more: NextStep[] = [];
   for (const p of local) {
     if (seen.has(p.text)) continue;
     seen.add(p.text);
-    more.push(nextStep(p, ctx));
+    more.push(render(p));
   }
   return { bridge, local: more };
 }

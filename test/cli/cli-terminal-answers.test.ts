@@ -75,7 +75,7 @@ t.test('explain escapes quarantine reasons and completion problems', async (t) =
     'run-1',
   );
   t.equal(quarantined.code, 1, quarantined.stderr);
-  t.equal(quarantined.stdout, `quarantined: ${ESCAPED}`);
+  t.equal(quarantined.stdout, `quarantined: ${ESCAPED}\n  fix: see docs/next-steps.md#quarantined`);
 
   const blocked = await harness(
     t,
@@ -93,7 +93,11 @@ t.test('explain escapes quarantine reasons and completion problems', async (t) =
     'run-1',
   );
   t.equal(blocked.code, 1, blocked.stderr);
-  t.equal(blocked.stdout, `${ESCAPED}\nplain`);
+  t.equal(
+    blocked.stdout,
+    `${ESCAPED}\n  fix: see docs/next-steps.md\nplain\n  fix: see docs/next-steps.md`,
+    'a view without steps (an older bridge): each problem points at the docs',
+  );
 });
 
 t.test('run create prints an evidence bundle naming hostile paths as escaped JSON', async (t) => {
