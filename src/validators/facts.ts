@@ -27,6 +27,16 @@ export interface RunFacts {
  */
 export type FinishLineStage = 'gate' | 'read';
 
+/**
+ * What a document rule needs of the run to judge one artifact root: its ID and the node -> artifact
+ * map. RunFacts carries both; the evidence writers (`harness route write`, `harness packet write`)
+ * hold only these, and run the same checks on what they are about to write.
+ */
+export interface ArtifactFacts {
+  runId: string;
+  config: Pick<RunConfig, 'artifactByNode'>;
+}
+
 /** A structural rule: pure, synchronous, returns every problem it finds (empty = holds). */
 export type StructuralRule = (facts: RunFacts) => Problem[];
 

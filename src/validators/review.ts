@@ -1,6 +1,6 @@
 import { REVIEW_ROLES, REVIEW_SCHEMA_ID, type Review } from '../contract/artifacts/index.js';
 import { loadJson, schemaProblems } from './documents.js';
-import type { ContentRule, FinishLineEnv } from './facts.js';
+import type { ArtifactFacts, ContentRule, FinishLineEnv } from './facts.js';
 import type { InputsOf } from './inputs.js';
 import { selfDeclaredTrust } from './json-scan.js';
 import { verifiedDigest } from './verified-bytes.js';
@@ -17,7 +17,13 @@ export const reviewInputs: InputsOf = () => ({ files: [REVIEW_PATH], documents: 
  * proof, each at the current bytes) and the refusal of self-declared reviewer trust. The
  * signature itself is the review-signature rule.
  */
-export const reviewRule: ContentRule = async (facts, env) => {
+export const reviewRule: ContentRule = (facts, env) => reviewProblems(facts, env);
+
+/** The rule on any artifact root: `harness packet write` refuses to bind a review it would fail. */
+export async function reviewProblems(
+  facts: ArtifactFacts,
+  env: Pick<FinishLineEnv, 'realRoot' | 'verified' | 'artifactMaxBytes'>,
+): Promise<string[]> {
   if (env.realRoot === null) return [`${REVIEW_PATH} cannot be read: the run has no artifact root`];
   const loaded = await loadJson(env.realRoot, REVIEW_PATH, env.verified);
   if (loaded.kind === 'missing') return [`${REVIEW_PATH} is missing`];
@@ -33,7 +39,7 @@ export const reviewRule: ContentRule = async (facts, env) => {
   problems.push(...collapsedRoles(review));
   problems.push(...(await evidenceBindings(review, facts.config.artifactByNode, env.realRoot, env)));
   return problems;
-};
+}
 
 export function collapsedRoles(review: Pick<Review, 'roster'>): string[] {
   const problems: string[] = [];

@@ -1,3 +1,4 @@
+import type { Route } from '../contract/artifacts/index.js';
 import type { ContentRule } from './facts.js';
 import type { InputsOf } from './inputs.js';
 import { readRoute } from './route-document.js';
@@ -10,11 +11,15 @@ export const routeBinding: ContentRule = async (facts, env) => {
   const r = await readRoute(facts, env.realRoot, env.verified);
   if (!r.present) return [`${r.path} is missing`];
   if (!r.route) return r.problems;
+  return routeBindingProblems(r.route, facts.runId);
+};
+
+/** The binding itself, shared with `harness route write`, which checks a route before writing it. */
+export function routeBindingProblems(route: Route, runId: string): string[] {
   const problems: string[] = [];
-  if (r.route.runId !== facts.runId)
-    problems.push(`route ${r.route.routeId} is bound to run ${r.route.runId}`);
-  if (r.route.goal.runId !== facts.runId) {
-    problems.push(`goal ${r.route.goal.goalId} is bound to run ${r.route.goal.runId}`);
+  if (route.runId !== runId) problems.push(`route ${route.routeId} is bound to run ${route.runId}`);
+  if (route.goal.runId !== runId) {
+    problems.push(`goal ${route.goal.goalId} is bound to run ${route.goal.runId}`);
   }
   return problems;
-};
+}

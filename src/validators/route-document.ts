@@ -1,6 +1,6 @@
 import { CORRECTIVE_WORK_TYPES, ROUTE_SCHEMA_ID, type Route } from '../contract/artifacts/index.js';
 import { type Loaded, loadJson, schemaProblems } from './documents.js';
-import type { RunFacts } from './facts.js';
+import type { ArtifactFacts } from './facts.js';
 import type { VerifiedDigests } from './verified-bytes.js';
 
 /**
@@ -19,7 +19,7 @@ export interface RouteRead {
 }
 
 export async function readRoute(
-  facts: RunFacts,
+  facts: ArtifactFacts,
   realRoot: string,
   verified?: VerifiedDigests,
 ): Promise<RouteRead> {

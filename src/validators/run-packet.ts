@@ -10,7 +10,7 @@ import {
 import { PACKET_PATH } from './corrective-work.js';
 import { type Loaded, loadJson, schemaIdOf, schemaProblems } from './documents.js';
 import { canonicalBytes } from './evidence.js';
-import type { ContentRule, FinishLineEnv } from './facts.js';
+import type { ArtifactFacts, ContentRule, FinishLineEnv } from './facts.js';
 import type { InputsOf } from './inputs.js';
 import { selfDeclaredTrust } from './json-scan.js';
 import { REVIEW_PATH } from './review.js';
@@ -42,12 +42,26 @@ export const runPacket: ContentRule = async (facts, env) => {
       `${PACKET_PATH} is ${RUN_PACKET_V2_ID}, historical evidence only; completion needs ${RUN_PACKET_V3_ID}`,
     ];
   }
-  const problems = selfDeclaredTrust(loaded.value).map(
+  return packetProblems(loaded.value, facts, { ...env, realRoot: root });
+};
+
+/**
+ * Every problem of a v3 packet `value` against the artifacts it binds under `env.realRoot`: the
+ * rule's check of the packet on disk, and `harness packet write`'s check of the packet it is about
+ * to write (which is refused, never written, when this finds anything).
+ */
+export async function packetProblems(
+  value: unknown,
+  facts: ArtifactFacts,
+  env: PacketEnv,
+): Promise<string[]> {
+  const root = env.realRoot;
+  const problems = selfDeclaredTrust(value).map(
     (at) => `self-declared reviewer trust: ${PACKET_PATH} carries key or trust material at ${at}`,
   );
-  const shape = schemaProblems(PACKET_PATH, RUN_PACKET_V3_ID, loaded.value);
+  const shape = schemaProblems(PACKET_PATH, RUN_PACKET_V3_ID, value);
   if (shape.length > 0) return [...problems, ...shape];
-  const packet = loaded.value as RunPacketV3;
+  const packet = value as RunPacketV3;
   if (packet.runId !== facts.runId) problems.push(`${PACKET_PATH} runId ${packet.runId} is not this run`);
 
   const review = await loadJson(root, REVIEW_PATH, env.verified);
@@ -73,7 +87,10 @@ export const runPacket: ContentRule = async (facts, env) => {
   }
   problems.push(...(await assurance(root, packet, facts.runId, env)));
   return problems;
-};
+}
+
+/** What packetProblems reads: the real artifact root, and the bridge's digests when it has them. */
+export type PacketEnv = Pick<FinishLineEnv, 'verified'> & { realRoot: string };
 
 /** The packet's reference to `expectedPath` against the one read of it (`current`). */
 function boundRef(
@@ -96,7 +113,7 @@ async function assurance(
   root: string,
   packet: RunPacketV3,
   runId: string,
-  env: FinishLineEnv,
+  env: PacketEnv,
 ): Promise<string[]> {
   const problems: string[] = [];
   const strong = packet.claims.filter((c) => c.kind !== 'structural');

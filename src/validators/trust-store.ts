@@ -65,9 +65,23 @@ export async function loadTrustStore(
   if (!/^[0-9a-f]{64}$/.test(pin) || trustPinOf(doc) !== pin) {
     return { ok: false, problems: [`trust store ${path} does not match the sealed review-trust pin`] };
   }
+  const { keys, problems } = trustedKeys(path, doc as ReviewTrust);
+  if (problems.length > 0) return { ok: false, problems };
+  return { ok: true, store: Object.freeze({ path, keys }) };
+}
+
+/**
+ * The keys of a store that validates as harness.review-trust.v1, and what the schema cannot say: a
+ * key listed twice, a PEM that is not an Ed25519 public key. `harness review enroll` refuses to
+ * write a store with any of these problems.
+ */
+export function trustedKeys(
+  path: string,
+  doc: ReviewTrust,
+): { keys: Map<string, TrustedKey>; problems: string[] } {
   const keys = new Map<string, TrustedKey>();
   const problems: string[] = [];
-  for (const k of (doc as ReviewTrust).keys) {
+  for (const k of doc.keys) {
     if (keys.has(k.keyId)) problems.push(`trust store ${path} lists key ${k.keyId} twice`);
     try {
       ed25519PublicKey(k.publicKeyPem);
@@ -76,6 +90,5 @@ export async function loadTrustStore(
     }
     keys.set(k.keyId, Object.freeze({ ...k, allowedActorIds: new Set(k.allowedActorIds) }));
   }
-  if (problems.length > 0) return { ok: false, problems };
-  return { ok: true, store: Object.freeze({ path, keys }) };
+  return { keys, problems };
 }

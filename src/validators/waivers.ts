@@ -6,8 +6,9 @@ import {
 } from '../contract/artifacts/index.js';
 import { PACKET_PATH } from './corrective-work.js';
 import { loadJson, schemaProblems } from './documents.js';
-import type { ContentRule } from './facts.js';
+import type { ArtifactFacts, ContentRule } from './facts.js';
 import type { InputsOf } from './inputs.js';
+import type { VerifiedDigests } from './verified-bytes.js';
 
 export const waiversInputs: InputsOf = (facts) => ({
   files: [PACKET_PATH, facts.config.artifactByNode['production-readiness']],
@@ -43,8 +44,23 @@ export const waivers: ContentRule = async (facts, env) => {
       );
     }
   }
+  problems.push(...(await waivedLayerProblems(facts, env.realRoot, active, env.verified)));
+  return problems;
+};
+
+/**
+ * A waived production layer must name an active waiver of the packet (`active`, by waiverId).
+ * Shared with `harness packet write`, which refuses a packet whose waivers leave a layer uncovered.
+ */
+export async function waivedLayerProblems(
+  facts: ArtifactFacts,
+  realRoot: string,
+  active: ReadonlySet<string>,
+  verified?: VerifiedDigests,
+): Promise<string[]> {
+  const problems: string[] = [];
   const layersPath = facts.config.artifactByNode['production-readiness'];
-  const layers = await loadJson(env.realRoot, layersPath, env.verified);
+  const layers = await loadJson(realRoot, layersPath, verified);
   if (
     layers.kind === 'ok' &&
     schemaProblems(layersPath, PRODUCTION_READINESS_V2_ID, layers.value).length === 0
@@ -59,4 +75,4 @@ export const waivers: ContentRule = async (facts, env) => {
     }
   }
   return problems;
-};
+}
