@@ -4,6 +4,7 @@ import { sep } from 'node:path';
 import type { InventoryEntryT, Review, RosterT } from '../contract/artifacts/index.js';
 import type { NodeId } from '../contract/index.js';
 import { artifactPathProblems } from '../contract/index.js';
+import { fsyncDir } from '../storage/atomic.js';
 import { claimArtifact } from '../validators/artifact-root.js';
 import {
   type EvidenceBundle,
@@ -13,6 +14,7 @@ import {
 } from '../validators/evidence.js';
 import { buildInventory } from '../validators/inventory.js';
 import { signEd25519 } from '../validators/signature.js';
+import { UsageError } from './env.js';
 
 /**
  * The evidence-writing side of the finish line, shared by `harness proof run`, `harness review
@@ -66,6 +68,8 @@ export async function writeArtifactAtomic(
     throw new Error(`${relPath} is a symbolic link`);
   }
   await rename(tmp, target);
+  // The rename survives a crash only once its directory is on disk too.
+  await fsyncDir(dir);
 }
 
 export const writeJsonArtifact = (realRoot: string, relPath: string, value: unknown) =>
@@ -149,4 +153,16 @@ export async function signReview(input: SignReviewInput): Promise<Review> {
     validation: { runtime: 'harness-bridge' },
     signature: { keyId: input.keyId, algorithm: 'ed25519', value },
   };
+}
+
+/**
+ * A writer's refusal: every problem the gate's own check found in what it was about to write, on
+ * one line (exit 2); nothing is written.
+ */
+export function refuseProblems(what: string, problems: readonly string[]): void {
+  if (problems.length > 0) refused(what, problems);
+}
+
+export function refused(what: string, problems: readonly string[]): never {
+  throw new UsageError(`${what} not written: ${problems.join('; ')}`);
 }

@@ -8,6 +8,7 @@ import { trustStorePins } from '../server/trust-pin.js';
 import { UsageError } from './env.js';
 import { type RosterInput, signReview, writeJsonArtifact } from './evidence-tools.js';
 import { localArtifactMap, realArtifactRoot } from './local-paths.js';
+import { registerEnroll } from './review-enroll.js';
 
 /**
  * `harness review keygen` makes an Ed25519 pair and prints the trust-store entry to enrol (an
@@ -50,8 +51,29 @@ export function parseRoster(text: string): RosterInput {
   return out;
 }
 
+/** `review sign --help`: the roster file, so nobody learns its fields from a refusal. */
+const ROSTER_HELP = `
+--roster file: one entry per role (scout, implementer, verifier, independentReviewer), each with
+actorId, sessionId and executionId (identifiers: a letter or digit, then letters, digits and
+._:@/-), optionally runtime. Each field differs across the four roles (a shared one is a
+"collapsed role identity"), and the independentReviewer's actorId must be one the signing key's
+allowedActorIds names (harness review enroll --allow). Example:
+
+  {
+    "scout":               { "actorId": "scout-agent",   "sessionId": "s-101", "executionId": "x-101" },
+    "implementer":         { "actorId": "coder-agent",   "sessionId": "s-102", "executionId": "x-102" },
+    "verifier":            { "actorId": "checker-agent", "sessionId": "s-103", "executionId": "x-103" },
+    "independentReviewer": { "actorId": "alice",         "sessionId": "s-104", "executionId": "x-104",
+                             "runtime": "runtime-b" }
+  }
+
+The scout's evidence is the route, the implementer's and verifier's the proof, at their current
+hashes: write both before signing.
+`;
+
 export function registerReview(program: Command): void {
   const review = program.command('review').description('independent review tooling');
+  registerEnroll(review);
   review
     .command('keygen')
     .description('generate an Ed25519 reviewer key pair and print its trust-store entry')
@@ -123,9 +145,13 @@ export function registerReview(program: Command): void {
     .requiredOption('--artifact-root <dir>')
     .requiredOption('--key <file>', 'PEM (PKCS#8) Ed25519 private key')
     .requiredOption('--key-id <id>', 'the key id enrolled in the trust store')
-    .requiredOption('--roster <file>', 'JSON: {scout, implementer, verifier, independentReviewer} identities')
+    .requiredOption(
+      '--roster <file>',
+      'JSON: the four roles, each {actorId, sessionId, executionId[, runtime]}, pairwise distinct (example below)',
+    )
     .option('--adapter-path <path>')
     .option('--verdict <verdict>', 'approved or changes-requested', 'approved')
+    .addHelpText('after', ROSTER_HELP)
     .action(
       async (opts: {
         run: string;
