@@ -40,6 +40,10 @@ export interface CommissionedRun {
   keyId: string;
   head: string;
   phases: { pre: number; post: number };
+  /** Made with the evidence writers (CommissionedOptions.writers): nodes are then passed with `harness node pass`. */
+  writers: boolean;
+  /** The built CLI in the repository, with the bridge's URL and access token: exit code, stdout, stderr. */
+  cli(args: string[]): Promise<{ exitCode: number; stdout: string; stderr: string }>;
 }
 
 export interface CommissionedOptions {
@@ -48,6 +52,13 @@ export interface CommissionedOptions {
   beforeProof?: (f: Fixture) => Promise<void>;
   /** Merged into `finishLineAssurance` of the adapter. */
   assurance?: Record<string, unknown>;
+  /**
+   * Nothing hand-written: the reviewer enrolled with `harness review enroll` (and committed with the
+   * git commands it prints, the bridge started with the pin it prints), the route from `harness
+   * route write`, the roster from the example in `harness review sign --help`, the packet from
+   * `harness packet write`; driveToCompletion then passes each node with `harness node pass`.
+   */
+  writers?: boolean;
 }
 
 export async function commissionedRun(
@@ -73,12 +84,9 @@ export async function commissionedRun(
   const entry = JSON.parse(
     await harness(['review', 'keygen', '--out', keys, '--actor-id', 'reviewer-actor']),
   );
-  const store = {
-    schema: 'harness.review-trust.v1',
-    keys: [{ ...entry, status: opts.keyStatus ?? 'active' }],
-  };
-  await writeFile(join(f.repo, 'controls/review-trust.v1.json'), `${JSON.stringify(store, null, 2)}\n`);
-  await f.git('commit', '-q', '-am', 'enrol reviewer');
+  const pin = opts.writers
+    ? await enrolWithTheWriter(harness, join(keys, `${entry.keyId}.pub.pem`), entry.keyId, f.repo)
+    : await enrolByHand(f, { ...entry, status: opts.keyStatus ?? 'active' });
   const head = await f.git('rev-parse', 'HEAD');
 
   const phases = { pre: await regressionAt(f, f.preFix), post: await regressionAt(f, head) };
@@ -91,6 +99,12 @@ export async function commissionedRun(
       Object.assign(rca[phase], { commit, exitCode, command: shellQuote(CHECK) });
     }
   });
+  if (opts.writers) {
+    await harness([
+      ...['route', 'write', f.runId, '--artifact-root', f.root, '--replace'],
+      ...['--work-type', 'bug', '--goal', 'add() adds', '--summary', 'fix the add bug'],
+    ]);
+  }
   await opts.beforeProof?.(f);
   await harness(['proof', 'run', '--run', f.runId, '--artifact-root', f.root, '--', ...CHECK]);
   await f.write('project-adapter.json', {
@@ -104,15 +118,22 @@ export async function commissionedRun(
     );
   });
   const rosterFile = join(keys, 'roster.json');
-  await writeFile(rosterFile, JSON.stringify(f.roster));
+  const roster = opts.writers ? rosterExample(await harness(['review', 'sign', '--help'])) : f.roster;
+  await writeFile(rosterFile, JSON.stringify(roster));
   await harness([
     ...['review', 'sign', '--run', f.runId, '--artifact-root', f.root, '--roster', rosterFile],
     ...['--key', join(keys, `${entry.keyId}.key.pem`), '--key-id', entry.keyId],
   ]);
-  await f.repack((p) => {
-    p.subject.commit = head;
-    p.waivers.push(WAIVER);
-  });
+  if (opts.writers) {
+    const waivers = join(keys, 'waivers.json');
+    await writeFile(waivers, JSON.stringify([WAIVER]));
+    await harness(['packet', 'write', f.runId, '--artifact-root', f.root, '--waivers', waivers]);
+  } else {
+    await f.repack((p) => {
+      p.subject.commit = head;
+      p.waivers.push(WAIVER);
+    });
+  }
 
   const dir = await mkdtemp(join(tmpdir(), 'hb-commissioned-'));
   const b = await startTestBridge(
@@ -127,7 +148,7 @@ export async function commissionedRun(
         HARNESS_BRIDGE_INTEGRITY_KEY: secret(),
         HARNESS_BRIDGE_ACCESS_TOKEN: secret(),
         HARNESS_HUMAN_APPROVAL_TOKEN: secret(),
-        HARNESS_REVIEW_TRUST_SHA256: trustPinOf(store),
+        HARNESS_REVIEW_TRUST_SHA256: pin,
         HARNESS_REPO_ROOT: f.repo,
         HARNESS_DATA_DIR: join(dir, 'data'),
         HARNESS_BRIDGE_PORT: '0',
@@ -137,7 +158,58 @@ export async function commissionedRun(
     { realGate: true },
   );
   t.teardown(() => cleanup(b));
-  return { f, b, keyId: entry.keyId, head, phases };
+  const cli = async (args: string[]) => {
+    const r = await execa(process.execPath, [main, ...args], {
+      reject: false,
+      extendEnv: false,
+      env: {
+        ...cliEnv,
+        HARNESS_BRIDGE_URL: b.url,
+        HARNESS_BRIDGE_ACCESS_TOKEN: b.t.env['HARNESS_BRIDGE_ACCESS_TOKEN']!,
+      },
+      cwd: f.repo,
+    });
+    return { exitCode: r.exitCode ?? -1, stdout: r.stdout, stderr: r.stderr };
+  };
+  return { f, b, keyId: entry.keyId, head, phases, writers: opts.writers === true, cli };
+}
+
+/** The keygen entry written into the fixture's trust store by hand and committed; its pin. */
+async function enrolByHand(f: Fixture, key: Record<string, unknown>): Promise<string> {
+  const store = { schema: 'harness.review-trust.v1', keys: [key] };
+  await writeFile(join(f.repo, 'controls/review-trust.v1.json'), `${JSON.stringify(store, null, 2)}\n`);
+  await f.git('commit', '-q', '-am', 'enrol reviewer');
+  return trustPinOf(store);
+}
+
+/**
+ * `harness review enroll`, then the git commands it prints, run as printed: the pin it prints is the
+ * one the bridge starts with, so a wrong pin or a wrong command fails the run's completion.
+ */
+async function enrolWithTheWriter(
+  harness: (args: string[]) => Promise<string>,
+  publicKey: string,
+  keyId: string,
+  repo: string,
+): Promise<string> {
+  const out = await harness([
+    ...['review', 'enroll', '--key-id', keyId, '--public-key', publicKey, '--allow', 'alice'],
+  ]);
+  const lines = out.trim().split('\n');
+  const gitLines = lines.filter((l) => l.startsWith('git '));
+  if (gitLines.length !== 2) throw new Error(`review enroll printed ${out}`);
+  for (const line of gitLines) await execa('sh', ['-c', line], { cwd: repo });
+  const pin = /^HARNESS_REVIEW_TRUST_SHA256=([0-9a-f]{64})$/.exec(lines.at(-1) ?? '')?.[1];
+  if (pin === undefined) throw new Error(`review enroll printed no pin: ${out}`);
+  return pin;
+}
+
+/** The example roster printed by `harness review sign --help`, as a user would copy it. */
+export function rosterExample(help: string): unknown {
+  const from = help.indexOf('{', help.indexOf('Example:'));
+  const to = help.indexOf('\n  }', from);
+  if (from < 0 || to < 0) throw new Error('review sign --help shows no example roster');
+  return JSON.parse(help.slice(from, to + 4));
 }
 
 /** Runs the regression check in a detached worktree at `commit` and returns its real exit code. */
@@ -185,6 +257,16 @@ export async function driveToCompletion(c: CommissionedRun) {
   };
   await ok(ev({ type: 'run.created', artifactRoot: f.root }));
   const { nodeId, owner, scope } = WAIVER.approval;
+  if (c.writers) {
+    const approval = { nodeId, approvalOwner: owner, approvalScope: scope };
+    await ok(ev({ type: 'approval.requested', status: 'needs_approval', ...approval }));
+    await ok(ev({ type: 'approval.granted', actor: 'human', ...approval }), true);
+    for (const id of REQUIRED) {
+      const r = await c.cli(['node', 'pass', f.runId, id]);
+      if (r.exitCode !== 0) throw new Error(`harness node pass ${id}: ${r.stderr}`);
+    }
+    return;
+  }
   for (const id of REQUIRED) {
     await ok(ev({ nodeId: id }));
     await ok(ev({ type: 'artifact.written', nodeId: id, artifact: f.facts.config.artifactByNode[id] }));
