@@ -4,6 +4,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { Test } from 'tap';
+import { execa } from '#execa';
 import { CLI } from './paths.js';
 import { json, type RecordingUpstream, startRecordingUpstream } from './recording-upstream.js';
 
@@ -53,4 +55,26 @@ export async function clientStub(t: {
   const root = await mkdtemp(join(tmpdir(), 'harness-client-'));
   t.teardown(() => rm(root, { recursive: true, force: true }));
   return { upstream, root };
+}
+
+/** The built CLI with exactly `env`: its exit code and both streams (never throws on a non-zero exit). */
+export async function runCli(
+  args: string[],
+  env: Record<string, string>,
+  cwd?: string,
+): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+  const r = await execa(process.execPath, [CLI, ...args], {
+    reject: false,
+    extendEnv: false,
+    env,
+    ...(cwd === undefined ? {} : { cwd }),
+  });
+  return { exitCode: r.exitCode ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** A writer's refusal (issue 29 item 1): exit 2 and one line on stderr naming `fragment`. */
+export function expectRefused(t: Test, r: { exitCode: number; stderr: string }, fragment: string): void {
+  t.equal(r.exitCode, 2, r.stderr);
+  t.equal(r.stderr.trimEnd().split('\n').length, 1, `one line on stderr: ${r.stderr}`);
+  t.ok(r.stderr.includes(fragment), `stderr names "${fragment}": ${r.stderr}`);
 }

@@ -6,8 +6,8 @@ import { execa } from '#execa';
 import { shellQuote } from '../../src/cli/proof-run.js';
 import { trustPinOf } from '../../src/validators/trust-store.js';
 import { cleanup, ev, secret, startTestBridge, type TestBridge } from './bridge.js';
+import { runCli } from './cli.js';
 import { buildFixture, type Fixture } from './finish-line-fixture.js';
-import { CLI } from './paths.js';
 
 /**
  * A commissioned run prepared with the real tooling on top of the known-good finish-line fixture:
@@ -18,7 +18,6 @@ import { CLI } from './paths.js';
  * the real finish-line gate (validator children) serving it. The built CLI is used: spawning the
  * whole CLI through the TypeScript loader is far too slow.
  */
-const main = CLI;
 export const REQUIRED = ['route', 'production-readiness', 'prove', 'handoff'] as const;
 export const WAIVER = {
   waiverId: 'w-rate',
@@ -69,12 +68,7 @@ export async function commissionedRun(
   const base = join(f.repo, '..');
   const cliEnv = { PATH: process.env['PATH'] ?? '', HOME: base, HARNESS_REPO_ROOT: f.repo };
   const harness = async (args: string[]) => {
-    const r = await execa(process.execPath, [main, ...args], {
-      reject: false,
-      extendEnv: false,
-      env: cliEnv,
-      cwd: f.repo,
-    });
+    const r = await runCli(args, cliEnv, f.repo);
     if (r.exitCode !== 0) throw new Error(`harness ${args[0]} ${args[1]}: ${r.stderr}`);
     return r.stdout;
   };
@@ -158,19 +152,11 @@ export async function commissionedRun(
     { realGate: true },
   );
   t.teardown(() => cleanup(b));
-  const cli = async (args: string[]) => {
-    const r = await execa(process.execPath, [main, ...args], {
-      reject: false,
-      extendEnv: false,
-      env: {
-        ...cliEnv,
-        HARNESS_BRIDGE_URL: b.url,
-        HARNESS_BRIDGE_ACCESS_TOKEN: b.t.env['HARNESS_BRIDGE_ACCESS_TOKEN']!,
-      },
-      cwd: f.repo,
-    });
-    return { exitCode: r.exitCode ?? -1, stdout: r.stdout, stderr: r.stderr };
+  const bridgeEnv = {
+    HARNESS_BRIDGE_URL: b.url,
+    HARNESS_BRIDGE_ACCESS_TOKEN: b.t.env['HARNESS_BRIDGE_ACCESS_TOKEN']!,
   };
+  const cli = (args: string[]) => runCli(args, { ...cliEnv, ...bridgeEnv }, f.repo);
   return { f, b, keyId: entry.keyId, head, phases, writers: opts.writers === true, cli };
 }
 
