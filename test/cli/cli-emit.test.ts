@@ -3,6 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { cleanup, startTestBridge } from '../helpers/bridge.js';
+import { bridgeClientEnv } from '../helpers/cli.js';
 import { CLI } from '../helpers/paths.js';
 import { type RecordingUpstream, startRecordingUpstream } from '../helpers/recording-upstream.js';
 
@@ -15,12 +16,7 @@ import { type RecordingUpstream, startRecordingUpstream } from '../helpers/recor
 t.test('harness emit', async (t) => {
   const b = await startTestBridge();
   t.teardown(() => cleanup(b));
-  const base = {
-    PATH: process.env['PATH'] ?? '',
-    HOME: b.t.dir,
-    HARNESS_BRIDGE_URL: b.url,
-    HARNESS_BRIDGE_ACCESS_TOKEN: b.t.env['HARNESS_BRIDGE_ACCESS_TOKEN']!,
-  };
+  const base = bridgeClientEnv(b);
   const emit = (args: string[], env: Record<string, string> = base) =>
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
       execFile(process.execPath, [CLI, 'emit', ...args], { env }, (err, stdout, stderr) => {

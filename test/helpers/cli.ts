@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Test } from 'tap';
 import { execa } from '#execa';
+import type { TestBridge } from './bridge.js';
 import { CLI } from './paths.js';
 import { json, type RecordingUpstream, startRecordingUpstream } from './recording-upstream.js';
 
@@ -77,4 +78,14 @@ export function expectRefused(t: Test, r: { exitCode: number; stderr: string }, 
   t.equal(r.exitCode, 2, r.stderr);
   t.equal(r.stderr.trimEnd().split('\n').length, 1, `one line on stderr: ${r.stderr}`);
   t.ok(r.stderr.includes(fragment), `stderr names "${fragment}": ${r.stderr}`);
+}
+
+/** What a client command needs to talk to test bridge `b`: its URL and access token, and a HOME. */
+export function bridgeClientEnv(b: TestBridge): Record<string, string> {
+  return {
+    PATH: process.env['PATH'] ?? '',
+    HOME: b.t.dir,
+    HARNESS_BRIDGE_URL: b.url,
+    HARNESS_BRIDGE_ACCESS_TOKEN: b.t.env['HARNESS_BRIDGE_ACCESS_TOKEN']!,
+  };
 }
