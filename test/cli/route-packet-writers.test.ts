@@ -108,6 +108,10 @@ t.test('packet write refuses what the gate would refuse', async (t) => {
     rca.postFix.commit = f.preFix;
   });
   await refused(t, f, path, packet(f), `rca/rca.json names the post-fix commit ${f.preFix}`);
+  await f.mutate('rca/rca.json', (rca) => {
+    rca.postFix.commit = f.postFix;
+  });
+  t.equal((await harness(f, packet(f))).exitCode, 0, 'each case is refused for its own reason alone');
 
   await f.mutate('run/route.json', (r) => {
     r.summary = 'another summary';
