@@ -4,7 +4,7 @@ import type { InventoryEntryT, RosterT } from '../contract/artifacts/index.js';
 import { NODE_IDS, type NodeId } from '../contract/index.js';
 
 /**
- * The frozen pre-review evidence bundle (docs/finish-line.md, "Evidence bundle"). One definition
+ * The frozen pre-review evidence bundle (docs/evidence-writers.md, "Evidence bundle"). One definition
  * used by the validator, `harness run create --print-evidence-bundle` and `harness review sign`:
  * if the tools and the gate computed it differently, honest reviews would fail or forged ones pass.
  * Every digest is SHA-256 over a domain prefix and RFC 8785 canonical JSON, so bytes signed or

@@ -8,7 +8,7 @@ import { buildFixture } from '../helpers/finish-line-fixture.js';
 
 /**
  * The evidence bundle and the signed review bytes, computed here from their description in
- * docs/finish-line.md ("Evidence bundle") alone, equal what `harness review sign` produced: a
+ * docs/evidence-writers.md ("Evidence bundle") alone, equal what `harness review sign` produced: a
  * reviewer signing with another implementation of the documented format gets a review the gate
  * accepts, and the gate cannot drift from the format without this failing.
  */
