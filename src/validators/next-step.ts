@@ -110,9 +110,11 @@ const FIXES: { [K in ProblemKind]: (p: Of<K>, ctx: FixContext) => Step } = {
   'post-proof-mutation': (_p, ctx) => ({ nodeId: 'prove', fix: proveCommand(ctx) }),
   'route-binding': (_p, ctx) => ({
     nodeId: 'route',
-    fix: `harness route write ${q(ctx.facts.runId)} --work-type ${hole('work-type')} --goal ${hole('goal')} && ${passCommand(ctx, 'route', ctx.facts.config.artifactByNode.route)}`,
+    fix: `harness route write ${q(ctx.facts.runId)} --artifact-root ${root(ctx)} --work-type ${hole('work-type')} --goal ${hole('goal')} && ${passCommand(ctx, 'route', ctx.facts.config.artifactByNode.route)}`,
   }),
-  'run-packet': (_p, ctx) => ({ fix: `harness packet write ${q(ctx.facts.runId)}` }),
+  'run-packet': (_p, ctx) => ({
+    fix: `harness packet write ${q(ctx.facts.runId)} --artifact-root ${root(ctx)}`,
+  }),
   review: (_p, ctx) => ({ fix: reviewSign(ctx) }),
   'review-signature': (_p, ctx) => ({ fix: reviewSign(ctx) }),
   'production-readiness': (p) => ({ nodeId: 'production-readiness', fix: doc(p.kind) }),

@@ -135,9 +135,12 @@ const CASES: Record<
   'route-binding': {
     problem: { kind: 'route-binding' },
     nodeId: 'route',
-    fix: `harness route write ${RUN} --work-type <work-type> --goal <goal> && harness node pass ${RUN} route --artifact custom/route.json`,
+    fix: `harness route write ${RUN} --artifact-root ${QROOT} --work-type <work-type> --goal <goal> && harness node pass ${RUN} route --artifact custom/route.json`,
   },
-  'run-packet': { problem: { kind: 'run-packet' }, fix: `harness packet write ${RUN}` },
+  'run-packet': {
+    problem: { kind: 'run-packet' },
+    fix: `harness packet write ${RUN} --artifact-root ${QROOT}`,
+  },
   review: {
     problem: { kind: 'review' },
     fix: `harness review sign --run ${RUN} --artifact-root ${QROOT} --key <private-key-file> --key-id <key-id> --roster <roster-file>`,
