@@ -51,10 +51,19 @@ export const PROBLEMS_MAX_BYTES = 64 * 1024;
 export const QUARANTINE_REASONS_MAX = 100;
 /**
  * Artifact paths the packet, review and rca documents may name together (each a `{path, sha256}`
- * reference, CONTRACT 6). Past it, the privacy check reports one problem and checks none of them,
- * and the completed-run verdict is not cached.
+ * reference, CONTRACT 6): a review's signed inventory names every file of the root. Past it, the
+ * privacy check reports one problem and checks none of them. The references are read without
+ * building the documents' values (src/workers/json-refs.ts) and checked without keeping a result
+ * per path (HashPool.claimEach). Documents within DOCUMENT_MAX_BYTES name fewer than this
+ * together (some 300000 each at the shortest reference), so today that cap is what binds.
  */
-export const NAMED_PATHS_MAX = 10_000;
+export const NAMED_PATHS_MAX = 1_000_000;
+/**
+ * Past this many named paths, the completed-run verdict cache key of a run whose rules do not
+ * enumerate the root binds the root's lstat inventory (one walk in a pool thread) instead of each
+ * named path and directory one by one on the main thread (src/server/verdict-inputs.ts).
+ */
+export const BIND_BY_NAME_MAX = 10_000;
 /** The verdict cache binds at most this many distinct commit names (an RCA names two, a proof one). */
 export const COMMIT_NAMES_MAX = 4;
 /**

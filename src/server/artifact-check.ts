@@ -3,7 +3,7 @@ import { NAMED_PATHS_MAX } from '../contract/index.js';
 import type { OpenRun } from '../storage/run-files.js';
 import { checkedByName } from '../validators/finish-line.js';
 import { changedWhileChecked } from '../validators/verified-bytes.js';
-import type { HashPool } from '../workers/pool.js';
+import type { ClaimResult, HashPool } from '../workers/pool.js';
 import type { BridgeContext } from './context.js';
 
 /**
@@ -11,10 +11,10 @@ import type { BridgeContext } from './context.js';
  * inside the packet, review and rca documents", and any other document a rule of the run reads the
  * references of: the local self-heal proposal), with the first document naming it. A document that is
  * missing, too large or not JSON names nothing; its own bytes are still scanned. Past
- * NAMED_PATHS_MAX paths together, none is kept: a document of 8 MiB can name some 300000, and
- * checking (and reporting) each would let one document set the cost and the size of every answer
- * about the run; the run gets one problem instead, so it can neither complete nor stay completed.
- * The documents are read and parsed in the pool (HashPool.documentRefs), never on this thread.
+ * NAMED_PATHS_MAX paths together, none is kept and the run gets one problem instead, so it can
+ * neither complete nor stay completed. The documents are read in the pool (HashPool.documentRefs,
+ * without building their values), never on this thread; what is kept here is a path and the
+ * document naming it per named path, and the paths are checked batch by batch (claimEach).
  */
 async function namedPaths(
   pool: HashPool,
@@ -132,8 +132,9 @@ export async function checkArtifacts(
   const expected = Object.fromEntries(Object.values(claimed).map((a) => [a.path, a.sha256]));
   // A read takes the digest of a file whose identity is unchanged from the digest cache; the gate
   // re-hashes everything (SPEC rule 10).
-  const results = await ctx.pool.claimMany(root, paths, { needles, expected, cached: stage === 'read' });
-  for (const r of results) {
+  // Folded batch by batch (claimEach): a root of a million named files leaves its digests, not a
+  // million result objects.
+  const take = (r: ClaimResult) => {
     const claim = claimed[r.path];
     const namedIn = named.get(r.path);
     if (!r.ok) {
@@ -142,7 +143,7 @@ export async function checkArtifacts(
       else if (namedIn) problems.push(`artifact ${r.path} named in ${namedIn}: ${r.message}`);
       else if (!r.missing) problems.push(`artifact ${r.path}: ${r.message}`);
       else absent.add(r.path);
-      continue;
+      return;
     }
     digests.set(r.path, r.sha256);
     if (claim && claim.sha256 !== r.sha256) {
@@ -151,7 +152,10 @@ export async function checkArtifacts(
       );
     }
     if (r.leaked) problems.push(`artifact ${r.path} contains a bridge credential value`);
-  }
+  };
+  await ctx.pool.claimEach(root, paths, { needles, expected, cached: stage === 'read' }, (batch) => {
+    for (const r of batch) take(r);
+  });
   // The paths checked are those the documents named when they were parsed: if a document's bytes
   // changed before this pass hashed it, what the hashed bytes name was never checked.
   for (const [doc, parsed] of read) {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { lstat } from 'node:fs/promises';
 import { sep } from 'node:path';
-import { artifactPathProblems, COMMIT_NAMES_MAX, NAMED_PATHS_MAX } from '../contract/index.js';
+import { artifactPathProblems, BIND_BY_NAME_MAX, COMMIT_NAMES_MAX } from '../contract/index.js';
 import type { OpenRun } from '../storage/run-files.js';
 import { validatorInputs } from '../validators/finish-line.js';
 import {
@@ -45,8 +45,9 @@ import { factsOf } from './completion.js';
  *
  * Identities are taken before the validators run, and a document's references are read after its
  * own identity was taken, so a change at any later moment shows as another key. Null (never
- * answered from the cache) when an identity or the repository state cannot be taken, the
- * documents name more than NAMED_PATHS_MAX paths, or the inventory cannot be walked.
+ * answered from the cache) when an identity or the repository state cannot be taken, or the
+ * inventory cannot be walked. A run whose documents name more than BIND_BY_NAME_MAX paths binds
+ * the root's lstat inventory, like a run whose rules enumerate the root.
  */
 
 export interface BoundFiles {
@@ -98,6 +99,13 @@ async function bind(root: string, paths: readonly string[], into: Map<string, Pr
   await Promise.all(into.values());
 }
 
+/** The documents name more than BIND_BY_NAME_MAX paths: the root's lstat inventory binds them. */
+export class TooManyToBind extends RangeError {
+  constructor() {
+    super(`the documents name more than ${BIND_BY_NAME_MAX} paths to bind one by one`);
+  }
+}
+
 /**
  * The identities of every file the rules read by name, and of every path their documents name.
  * The documents are read by `refs`: the server passes the pool's reader, so none is parsed on the
@@ -113,10 +121,9 @@ export async function boundFiles(
   // Read after the documents' identities were taken: a later change to one moves its identity.
   const named = new Set<string>();
   for (const { paths } of await refs(root, inputs.documents)) {
-    if (paths === null) throw new RangeError('a document names too many paths to bind');
+    if (paths === null || named.size + paths.length > BIND_BY_NAME_MAX) throw new TooManyToBind();
     for (const p of paths) named.add(p);
   }
-  if (named.size > NAMED_PATHS_MAX) throw new RangeError('the documents name too many paths to bind');
   await bind(root, [...named].sort(), bound);
   const lines: string[] = [];
   const paths = new Set<string>();
@@ -158,7 +165,7 @@ async function workingTreeState(repoRoot: string, realRoot: string): Promise<str
   if (top === null) throw new Error('HARNESS_REPO_ROOT is not in a git work tree');
   const { status, uncompared } = await workingTreeListing(repo, scope);
   const changed = [...new Set([...statusChangedPaths(status), ...uncompared])].sort();
-  if (changed.length > NAMED_PATHS_MAX) throw new RangeError('too many working-tree changes to bind');
+  if (changed.length > BIND_BY_NAME_MAX) throw new RangeError('too many working-tree changes to bind');
   const [lines, ignored] = await Promise.all([
     Promise.all(changed.map(async (p) => `changed ${JSON.stringify(p)} ${await identity(top, p, 'leaf')}`)),
     ignoredFilesState(repoRoot, realRoot),
@@ -232,9 +239,16 @@ export async function verdictInputsDigest(
   const hash = createHash('sha256').update('harness.verdict-inputs.v2\n');
   const refs: DocumentRefsReader = (r, paths) => pool.documentRefs(r, paths);
   // The documents naming commits are read once the root's identities are taken.
+  const walked = () =>
+    pool.statInventory(root).then((inventory) => (inventory === null ? null : [`inventory ${inventory}`]));
+  // The inventory covers every path a by-name read could open: past BIND_BY_NAME_MAX named paths
+  // it is one walk in a pool thread instead of an lstat per path and directory on this one.
   const rootBound = inputs.enumeratesRoot
-    ? pool.statInventory(root).then((inventory) => (inventory === null ? null : [`inventory ${inventory}`]))
-    : boundFiles(root, inputs, refs).then((b) => b.lines.map((l) => `by-name ${l}`));
+    ? walked()
+    : boundFiles(root, inputs, refs).then(
+        (b) => b.lines.map((l) => `by-name ${l}`),
+        (err: unknown) => (err instanceof TooManyToBind ? walked() : Promise.reject(err)),
+      );
   const [rootLines, repository] = await Promise.all([
     rootBound,
     repositoryState(repoRoot, root, inputs.repository, refs, rootBound),

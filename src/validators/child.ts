@@ -18,10 +18,11 @@ import { useGit } from './git-executable.js';
 
 /**
  * Facts (the state is capped by the 8 MiB snapshot ceiling) and the verified digests (at most one
- * per claim, referenced document and named path, NAMED_PATHS_MAX of those, each path at most
- * PATH_FIELD_MAX): well under this even at every ceiling.
+ * per claim, referenced document and named path, NAMED_PATHS_MAX of those): a named path's text
+ * comes from a document within DOCUMENT_MAX_BYTES (three documents, 24 MiB), and each digest
+ * entry adds some 70 bytes (70 MB at NAMED_PATHS_MAX): under this even at every ceiling.
  */
-const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
+const MAX_REQUEST_BYTES = 128 * 1024 * 1024;
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];

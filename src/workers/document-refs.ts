@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { closeSync, readSync } from 'node:fs';
-import { COMMIT_NAMES_MAX, DOCUMENT_MAX_BYTES, NAMED_PATHS_MAX } from '../contract/limits.js';
+import { DOCUMENT_MAX_BYTES } from '../contract/limits.js';
 import { openArtifactSync } from '../validators/artifact-open-sync.js';
-import { artifactRefPaths, commitNames } from '../validators/json-scan.js';
+import { refsOfText } from './json-refs.js';
 
 /**
  * What the bridge itself reads from an agent-written document (the run packet, review and RCA):
@@ -12,8 +12,8 @@ import { artifactRefPaths, commitNames } from '../validators/json-scan.js';
  */
 export interface DocumentRefs {
   /**
-   * Every distinct `{path, sha256}` reference path, or null when there are more than
-   * NAMED_PATHS_MAX (the caller's verdict needs no more than that fact).
+   * Every distinct `{path, sha256}` reference path, sorted by code unit, or null when there are
+   * more than NAMED_PATHS_MAX (the caller's verdict needs no more than that fact).
    */
   paths: string[] | null;
   /** The commit names (sorted), at most COMMIT_NAMES_MAX + 1: one more already means too many. */
@@ -40,19 +40,10 @@ export interface DocumentScan {
   refs: DocumentRefs | null;
 }
 
-/** The references of a document's parsed value: what the digest cache keeps. */
-export function refsOf(value: unknown): DocumentRefs {
-  const paths = artifactRefPaths(value);
-  return {
-    paths: paths.length > NAMED_PATHS_MAX ? null : paths,
-    commits: commitNames(value).slice(0, COMMIT_NAMES_MAX + 1),
-  };
-}
-
 /**
  * Opens `relPath` with every no-link check of openArtifactSync, reads it whole (at most
  * DOCUMENT_MAX_BYTES, the cap loadJson applies), hashes it and, unless its digest is in `known`,
- * parses it. Only call it inside a worker: it blocks its thread for as long as the parse takes.
+ * reads its references. Only call it inside a worker: it blocks its thread for as long as the parse takes.
  */
 export function scanDocument(root: string, relPath: string, known: ReadonlySet<string>): DocumentScan {
   let opened: ReturnType<typeof openArtifactSync>;
@@ -81,13 +72,8 @@ export function scanDocument(root: string, relPath: string, known: ReadonlySet<s
   }
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   if (known.has(sha256)) return { path: relPath, sha256, refs: null };
-  let value: unknown;
-  try {
-    value = JSON.parse(bytes.toString('utf8'));
-  } catch {
-    return { path: relPath, sha256, refs: NAMES_NOTHING };
-  }
-  return { path: relPath, sha256, refs: refsOf(value) };
+  // Read without building the document's value (json-refs.ts); not JSON: it names nothing.
+  return { path: relPath, sha256, refs: refsOfText(bytes.toString('utf8')) ?? NAMES_NOTHING };
 }
 
 /** The SHA-256 of everything readable from `fd`, read in 1 MiB chunks. */

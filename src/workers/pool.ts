@@ -35,6 +35,16 @@ export interface HashLimits {
   timeoutMs?: number;
 }
 
+/** What claimMany and claimEach are told beyond the paths. */
+export interface ClaimOptions {
+  needles?: string[];
+  /** The digest each path is expected to have (its claim): lets an earlier clean scan stand. */
+  expected?: Readonly<Record<string, string>>;
+  /** Take a digest from the digest cache when the file's identity is unchanged. */
+  cached?: boolean;
+  onProgress?: (done: number) => void;
+}
+
 export class HashPool {
   readonly pool: Piscina;
   /**
@@ -100,15 +110,26 @@ export class HashPool {
   async claimMany(
     realRoot: string,
     paths: readonly string[],
-    opts: {
-      needles?: string[];
-      /** The digest each path is expected to have (its claim): lets an earlier clean scan stand. */
-      expected?: Readonly<Record<string, string>>;
-      /** Take a digest from the digest cache when the file's identity is unchanged. */
-      cached?: boolean;
-      onProgress?: (done: number) => void;
-    } = {},
+    opts: ClaimOptions = {},
   ): Promise<ClaimResult[]> {
+    const results: ClaimResult[][] = [];
+    await this.claimEach(realRoot, paths, opts, (batch, at) => {
+      results[at] = batch;
+    });
+    return results.flat();
+  }
+
+  /**
+   * claimMany without keeping the results: `each` gets every batch's results (in `paths` order
+   * within it, `at` its place among the batches) as it is done, so a check of a million paths
+   * keeps what it folds them into, not a million result objects.
+   */
+  async claimEach(
+    realRoot: string,
+    paths: readonly string[],
+    opts: ClaimOptions,
+    each: (results: ClaimResult[], at: number) => void,
+  ): Promise<void> {
     const needles = opts.needles ?? [];
     const scanKey = createHash('sha256').update(JSON.stringify(needles)).digest('hex');
     const knownOf = (path: string) => (opts.cached ? this.digests.get(realRoot, path) : null);
@@ -135,26 +156,24 @@ export class HashPool {
     const batches: string[][] = [];
     for (let i = 0; i < paths.length; i += size) batches.push(paths.slice(i, i + size));
     let done = 0;
-    const results = await Promise.all(
-      batches.map(async (batch) => {
+    await Promise.all(
+      batches.map(async (batch, at) => {
         const r = await claim(batch, true);
         const all = await Promise.all(
           r.map(async (one) =>
             !one.ok && one.deferred ? ((await claim([one.path], false))[0] ?? one) : one,
           ),
         );
+        for (const one of all) if (one.ok) this.digests.record(realRoot, one);
+        if (needles.length > 0) {
+          if (this.cleanScans.size > CLEAN_SCANS_MAX) this.cleanScans.clear();
+          for (const one of all) if (one.ok && !one.leaked) this.cleanScans.add(`${scanKey}:${one.sha256}`);
+        }
         done += batch.length;
         opts.onProgress?.(done);
-        return all;
+        each(all, at);
       }),
     );
-    const flat = results.flat();
-    for (const r of flat) if (r.ok) this.digests.record(realRoot, r);
-    if (needles.length > 0) {
-      if (this.cleanScans.size > CLEAN_SCANS_MAX) this.cleanScans.clear();
-      for (const r of flat) if (r.ok && !r.leaked) this.cleanScans.add(`${scanKey}:${r.sha256}`);
-    }
-    return flat;
   }
 
   /** Ed25519 verification in a worker thread; a bad key or signature is a result, never a throw. */

@@ -8,6 +8,7 @@ import { loadJson } from '../../src/validators/documents.js';
 import { artifactRefPaths, commitNames } from '../../src/validators/json-scan.js';
 import { DocumentRefsCache } from '../../src/workers/document-cache.js';
 import { documentRefsHere, scanDocument } from '../../src/workers/document-refs.js';
+import { refsOfText } from '../../src/workers/json-refs.js';
 import { HashPool } from '../../src/workers/pool.js';
 import run from '../../src/workers/tasks.js';
 
@@ -41,8 +42,8 @@ t.test('a document names what a parse on the main thread named', async (t) => {
   if (loaded.kind !== 'ok') throw new Error('fixture');
   const scan = scanDocument(dir, 'run/packet.json', new Set());
   t.equal(scan.sha256, sha(text));
-  t.same(scan.refs, { paths: artifactRefPaths(loaded.value), commits: commitNames(loaded.value) });
-  t.same([...(scan.refs?.paths ?? [])].sort(), ['a.txt', 'b/c.md', 'd.json']);
+  t.same(scan.refs, { paths: artifactRefPaths(loaded.value).sort(), commits: commitNames(loaded.value) });
+  t.same(scan.refs?.paths, ['a.txt', 'b/c.md', 'd.json'], 'sorted, each once');
   t.same(run({ op: 'document-refs', root: dir, path: 'run/packet.json', known: [] }), scan, 'the task');
   t.same(
     scanDocument(dir, 'run/packet.json', new Set([sha(text)])),
@@ -80,11 +81,16 @@ t.test('missing, unreadable, over-size and invalid documents name nothing', asyn
 
 t.test('the references crossing back are bounded', async (t) => {
   const dir = await root(t);
-  const many = Array.from({ length: NAMED_PATHS_MAX + 1 }, (_, i) => ref(`p/${i}`));
-  await writeFile(join(dir, 'run/many.json'), JSON.stringify({ many }));
-  t.equal(scanDocument(dir, 'run/many.json', new Set()).refs?.paths, null, 'past NAMED_PATHS_MAX: null');
-  await writeFile(join(dir, 'run/max.json'), JSON.stringify({ many: many.slice(1) }));
-  t.equal(scanDocument(dir, 'run/max.json', new Set()).refs?.paths?.length, NAMED_PATHS_MAX);
+  // The most paths one document within DOCUMENT_MAX_BYTES names: all of them cross back.
+  const short = Array.from({ length: 300_000 }, (_, i) => ({ path: i.toString(36), sha256: '' }));
+  const text = JSON.stringify(short);
+  t.ok(Buffer.byteLength(text) <= DOCUMENT_MAX_BYTES, `${Buffer.byteLength(text)} bytes`);
+  await writeFile(join(dir, 'run/many.json'), text);
+  t.equal(scanDocument(dir, 'run/many.json', new Set()).refs?.paths?.length, short.length);
+  t.ok(NAMED_PATHS_MAX > short.length, 'under NAMED_PATHS_MAX');
+  // Past the bound (NAMED_PATHS_MAX, or the one given): null, not the paths.
+  t.equal(refsOfText(text, short.length - 1)?.paths, null, 'past the bound: null');
+  t.equal(refsOfText(text, short.length)?.paths?.length, short.length);
   const commits = Array.from({ length: 10 }, (_, i) => commit(i));
   await writeFile(join(dir, 'run/commits.json'), JSON.stringify({ commits }));
   t.same(
@@ -135,4 +141,40 @@ t.test('the pool parses a document once, and again only if its entry left meanwh
   t.same(await pool.documentRefs(dir, paths), want);
   pool.documents.get = get;
   t.same(pool.documents.stats, { parsed: 2, hits: 1 });
+});
+
+t.test('references are read without a parse, and exactly as JSON.parse reads the text', async (t) => {
+  const same = (text: string, why: string) => {
+    let want: unknown = null;
+    try {
+      const v = JSON.parse(text);
+      want = { paths: artifactRefPaths(v).sort(), commits: commitNames(v).slice(0, COMMIT_NAMES_MAX + 1) };
+    } catch {
+      // not JSON: nothing
+    }
+    t.same(refsOfText(text), want, why);
+  };
+  const c = commit(7);
+  same(`{"p\\u0061th":"a\\n\\u00e9\\ud800","sha256":"","x":["${c}",{"path":"b","sha256":1}]}`, 'escapes');
+  same('{"path":"a","sha256":"","path":2}', 'a repeated member: the last value');
+  same('{"path":"a","sha256":"x","sha256":null}', 'a repeated sha256: the last value');
+  same('[{"path":"a","sha256":"x"},[{"path":"b","sha256":"y","deep":{"path":"c","sha256":"z"}}]]', 'nested');
+  same(` \t\n{"__proto__":{"path":"p","sha256":"s"}} `, '__proto__ is a member like any other');
+  same(`"${c}"`, 'a bare string');
+  for (const bad of [
+    '',
+    '{',
+    '{"a":1,}',
+    '[1,]',
+    '01',
+    '{"a" 1}',
+    '"\u0001"',
+    '"\\q"',
+    '\ufeff{}',
+    '{}x',
+    'nul',
+  ])
+    same(bad, `not JSON: ${JSON.stringify(bad)}`);
+  // The earlier value of a repeated member is dropped by JSON.parse; its references are kept.
+  t.same(refsOfText('{"x":{"path":"gone","sha256":""},"x":1}')?.paths, ['gone'], 'stricter than a parse');
 });
