@@ -269,12 +269,11 @@ t.test('drift gone by the recheck (a writer mid-rename) leaves the completed run
   await writeFile(handoff, 'half-written\n');
   // The writer's rename lands between the read's first pass and its recheck.
   const pool = b.ctx.pool;
-  const claimMany = pool.claimMany.bind(pool);
+  const claimEach = pool.claimEach.bind(pool);
   let passes = 0;
-  pool.claimMany = async (...args) => {
-    const results = await claimMany(...args);
+  pool.claimEach = async (...args) => {
+    await claimEach(...args);
     if (++passes === 1) await writeFile(handoff, bytes);
-    return results;
   };
   const got = await b.req('GET', '/runs/r10');
   t.equal(got.body.run.status, 'completed', JSON.stringify(got.body.run.quarantine));

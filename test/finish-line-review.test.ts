@@ -1,4 +1,7 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import t from 'tap';
+import { DOCUMENT_MAX_BYTES } from '../src/contract/index.js';
 import { buildFixture, expectRule } from './helpers/finish-line-fixture.js';
 
 t.test('known-good review passes', async (t) => {
@@ -63,4 +66,11 @@ t.test('review: a missing review fails a commissioned run', async (t) => {
   const f = await buildFixture(t);
   await f.write('review/review.json', 'not json at all');
   await expectRule(t, f, 'review', 'does not validate', false);
+});
+
+t.test('a review padded past the document size limit is refused unread (issue 29 item 5)', async (t) => {
+  const f = await buildFixture(t);
+  const review = JSON.stringify(await f.read('review/review.json'));
+  await writeFile(join(f.root, 'review/review.json'), review.padEnd(DOCUMENT_MAX_BYTES + 1, ' '));
+  await expectRule(t, f, 'review', `review/review.json is larger than ${DOCUMENT_MAX_BYTES} bytes`, false);
 });

@@ -2,8 +2,11 @@ import { createHash } from 'node:crypto';
 import { NAMED_PATHS_MAX } from '../contract/index.js';
 import type { OpenRun } from '../storage/run-files.js';
 import { checkedByName } from '../validators/finish-line.js';
+import { comparePaths } from '../validators/inventory.js';
 import { changedWhileChecked } from '../validators/verified-bytes.js';
+import { DIGEST_CACHE_TTL_MS } from '../workers/digest-cache.js';
 import type { ClaimResult, HashPool } from '../workers/pool.js';
+import type { StatInventory } from '../workers/stat-inventory.js';
 import type { BridgeContext } from './context.js';
 
 /**
@@ -66,11 +69,36 @@ export interface DocumentSeal {
   named: string;
 }
 
+/**
+ * A check's digests, once per check: a kept check (rootChecks) answers many reads, and sorting
+ * the digests of some 20000 named files took longer than the rest of such a read.
+ */
+const memo = new WeakMap<ArtifactCheck, { named?: string; digests?: string }>();
+function memoOf(check: ArtifactCheck) {
+  const m = memo.get(check) ?? {};
+  memo.set(check, m);
+  return m;
+}
+
 function namedDigest(check: ArtifactCheck): string {
-  const pairs = [...check.named].sort().map((path) => [path, check.digests.get(path) ?? null]);
-  // JSON.stringify, not canonical JSON: a named path may hold a lone surrogate, which canonical
-  // JSON cannot encode; an array of strings and nulls serializes one way only.
-  return createHash('sha256').update(JSON.stringify(pairs)).digest('hex');
+  const m = memoOf(check);
+  if (m.named === undefined) {
+    const pairs = [...check.named].sort().map((path) => [path, check.digests.get(path) ?? null]);
+    // JSON.stringify, not canonical JSON: a named path may hold a lone surrogate, which canonical
+    // JSON cannot encode; an array of strings and nulls serializes one way only.
+    m.named = createHash('sha256').update(JSON.stringify(pairs)).digest('hex');
+  }
+  return m.named;
+}
+
+/** One digest over every path's digest in the check (the verdict cache key binds them). */
+export function digestsDigest(check: ArtifactCheck): string {
+  const m = memoOf(check);
+  if (m.digests === undefined) {
+    const pairs = [...check.digests].sort((a, b) => comparePaths(a[0], b[0]));
+    m.digests = createHash('sha256').update(JSON.stringify(pairs)).digest('hex');
+  }
+  return m.digests;
 }
 
 export function documentSeal(check: ArtifactCheck): DocumentSeal {
@@ -112,6 +140,8 @@ export async function checkArtifacts(
   ctx: BridgeContext,
   run: OpenRun,
   stage: CheckStage,
+  /** A read's lstat inventory of the root, taken before this check (rootCheckKey). */
+  walk: StatInventory | null = null,
 ): Promise<ArtifactCheck> {
   const root = run.config.artifactRoot;
   const digests = new Map<string, string>();
@@ -121,11 +151,14 @@ export async function checkArtifacts(
   const needles = [ctx.env.accessToken, ctx.env.humanToken, ctx.env.integrityKey.toString('utf8')];
   const claimed = run.state.artifacts;
   const { documents, files } = checkedByName({ runId: run.runId, config: run.config, state: run.state });
-  const { named, tooMany, read } = await namedPaths(ctx.pool, root, documents);
-  if (tooMany !== null) problems.push(tooMany);
   // A completed run's sealed documents are checked whatever the rules read now.
   const sealed = Object.keys(run.state.completionSeal?.documents ?? {});
   const byName = [...new Set([...documents, ...files, ...sealed])].filter((p) => !Object.hasOwn(claimed, p));
+  const key = stage === 'read' && walk?.settled ? rootCheckKey(root, walk, needles, claimed, byName) : null;
+  const kept = key === null ? null : ctx.rootChecks.get(key);
+  if (kept) return kept;
+  const { named, tooMany, read } = await namedPaths(ctx.pool, root, documents);
+  if (tooMany !== null) problems.push(tooMany);
   const byNameSet = new Set(byName);
   const namedOnly = [...named.keys()].filter((p) => !Object.hasOwn(claimed, p) && !byNameSet.has(p));
   const paths = [...new Set([...Object.keys(claimed), ...byName, ...namedOnly])];
@@ -153,13 +186,51 @@ export async function checkArtifacts(
     }
     if (r.leaked) problems.push(`artifact ${r.path} contains a bridge credential value`);
   };
+  // The earliest moment a digest of this check was read from its file, and whether every file
+  // had settled then (a digest the per-file cache would keep).
+  let readAt = Number.POSITIVE_INFINITY;
+  let settled = true;
   await ctx.pool.claimEach(root, paths, { needles, expected, cached: stage === 'read' }, (batch) => {
-    for (const r of batch) take(r);
+    for (const r of batch) {
+      take(r);
+      if (!r.ok) continue;
+      readAt = Math.min(readAt, r.hashedAt ?? Number.NEGATIVE_INFINITY);
+      settled &&= r.identity !== undefined;
+    }
   });
   // The paths checked are those the documents named when they were parsed: if a document's bytes
   // changed before this pass hashed it, what the hashed bytes name was never checked.
   for (const [doc, parsed] of read) {
     if (parsed !== (digests.get(doc) ?? null)) problems.push(changedWhileChecked(doc));
   }
-  return { digests, absent, byName, named: namedOnly, problems: problems.sort() };
+  const check = { digests, absent, byName, named: namedOnly, problems: problems.sort() };
+  // Kept only when nothing under the root moved while it was checked (the same inventory after
+  // as before) and nothing is wrong: a problem is checked again on every read.
+  if (key !== null && root !== null && settled && problems.length === 0) {
+    const after = await ctx.pool.statInventory(root);
+    if (after?.settled && after.digest === walk?.digest)
+      ctx.rootChecks.set(key, check, paths.length, Math.min(readAt, Date.now()) + DIGEST_CACHE_TTL_MS);
+  }
+  return check;
+}
+
+/**
+ * What a read's whole check depends on besides the bytes under the root: the root and its lstat
+ * inventory (equal and settled: no entry changed, so every file opens as it did, through the same
+ * directories, with the same bytes), the credential values scanned for, each claim's digest and
+ * the paths checked by name. The paths the documents name follow from the documents' bytes.
+ */
+function rootCheckKey(
+  root: string,
+  walk: StatInventory,
+  needles: readonly string[],
+  claimed: OpenRun['state']['artifacts'],
+  byName: readonly string[],
+): string {
+  const claims = Object.values(claimed)
+    .map((a) => [a.path, a.sha256])
+    .sort((a, b) => comparePaths(a[0] as string, b[0] as string));
+  return createHash('sha256')
+    .update(JSON.stringify([root, walk.digest, needles, claims, [...byName].sort(comparePaths)]))
+    .digest('hex');
 }

@@ -2,6 +2,8 @@ import type { RunStorage } from '../storage/types.js';
 import type { ResolvedAdapter } from '../validators/adapter.js';
 import type { FinishLineEnv, RunFacts } from '../validators/facts.js';
 import type { HashPool } from '../workers/pool.js';
+import type { RootCheckCache } from '../workers/root-check-cache.js';
+import type { ArtifactCheck } from './artifact-check.js';
 import type { BridgeEnv } from './env.js';
 import type { RunQueue } from './run-queue.js';
 
@@ -25,6 +27,8 @@ export interface BridgeContext {
   cache: { executions: number; hits: number };
   /** Finish-line verdicts of completed runs by input digest (see reverify.ts). */
   verdicts: Map<string, string[]>;
+  /** Completed-run reads' artifact checks of unchanged roots (artifact-check.ts). */
+  rootChecks: RootCheckCache<ArtifactCheck>;
   /** The identity of the validator code a completion seals and a read compares (runtime-identity.ts). */
   validatorDigest: () => Promise<string>;
 }

@@ -5,7 +5,9 @@ import { readNoFollow } from '../storage/no-follow.js';
 import type { OpenRun } from '../storage/run-files.js';
 import { ADAPTER_MAX_BYTES } from '../validators/adapter.js';
 import { committedAdapterDigest } from '../validators/committed-adapter.js';
-import { type ArtifactCheck, checkArtifacts, documentDrift } from './artifact-check.js';
+import { validatorInputs } from '../validators/finish-line.js';
+import type { StatInventory } from '../workers/stat-inventory.js';
+import { type ArtifactCheck, checkArtifacts, digestsDigest, documentDrift } from './artifact-check.js';
 import { factsOf, verifiedBy } from './completion.js';
 import type { BridgeContext } from './context.js';
 import { verdictInputsDigest } from './verdict-inputs.js';
@@ -76,7 +78,7 @@ async function verdict(
         trustPin: run.config.trustPin,
         status: run.state.status,
         // Also what the validators are told was verified (verifiedBy is a function of these).
-        digests: Object.fromEntries(check.digests),
+        digests: digestsDigest(check),
         inputs,
       }),
     )
@@ -109,20 +111,27 @@ async function verdict(
  */
 export async function reverifyCompleted(ctx: BridgeContext, run: OpenRun): Promise<void> {
   if (run.state.status !== 'completed' || ctx.store.quarantineOf(run.runId)) return;
+  // A run whose rules enumerate the root walks its lstat inventory once, for both the verdict
+  // cache key and the artifact check (an unchanged root's check is not repeated file by file).
+  const root = run.config.artifactRoot;
+  const walk =
+    root !== null && validatorInputs(factsOf(run), 'read').enumeratesRoot
+      ? ctx.pool.statInventory(root).catch(() => null)
+      : undefined;
   // Taken while the artifacts are re-hashed, and before any validator runs; only the cache needs it.
   const inputs = ctx.finishLine
-    ? verdictInputsDigest(ctx.pool, run, ctx.env.repoRoot).catch(() => null)
+    ? verdictInputsDigest(ctx.pool, run, ctx.env.repoRoot, walk).catch(() => null)
     : Promise.resolve(null);
   // The claims, the privacy scan and the documents the completion sealed.
   const seal = run.state.completionSeal ?? {};
-  const check = async () => {
-    const artifacts = await checkArtifacts(ctx, run, 'read');
+  const check = async (inventory: StatInventory | null) => {
+    const artifacts = await checkArtifacts(ctx, run, 'read', inventory);
     return { artifacts, problems: [...artifacts.problems, ...documentDrift(seal, artifacts)] };
   };
-  let drift = await check();
+  let drift = await check((await walk) ?? null);
   if (drift.problems.length > 0) {
     await delay(DRIFT_RECHECK_MS);
-    drift = await check();
+    drift = await check(null);
   }
   const problems = [...drift.problems, ...(await runtimeDrift(ctx, run))];
   if (problems.length === 0) problems.push(...(await verdict(ctx, run, drift.artifacts, await inputs)));

@@ -11,6 +11,7 @@ import { withholdFromChildren } from '../validators/child-environment.js';
 import { readCommittedAdapter } from '../validators/committed-adapter.js';
 import { useGit } from '../validators/git-executable.js';
 import { HashPool } from '../workers/pool.js';
+import { RootCheckCache } from '../workers/root-check-cache.js';
 import { buildApp } from './app.js';
 import type { BridgeContext, FinishLineGate } from './context.js';
 import { type BridgeEnv, readBridgeEnv } from './env.js';
@@ -188,6 +189,7 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
     port: () => port,
     cache: { executions: 0, hits: 0 },
     verdicts: new Map(),
+    rootChecks: new RootCheckCache(),
     validatorDigest: validatorCodeDigest,
   };
   const app = await buildApp(ctx, opts.logger === undefined ? {} : { logger: opts.logger });

@@ -17,6 +17,7 @@ import type { ValidatorInputs } from '../validators/inputs.js';
 import { trustStorePath } from '../validators/trust-store.js';
 import type { DocumentRefsReader } from '../workers/document-refs.js';
 import type { HashPool } from '../workers/pool.js';
+import type { StatInventory } from '../workers/stat-inventory.js';
 import { factsOf } from './completion.js';
 
 /**
@@ -232,6 +233,8 @@ export async function verdictInputsDigest(
   pool: HashPool,
   run: OpenRun,
   repoRoot: string,
+  /** The root's lstat inventory when the caller walked it already. */
+  walk?: Promise<StatInventory | null>,
 ): Promise<string | null> {
   const root = run.config.artifactRoot;
   if (root === null) return 'no-artifact-root';
@@ -240,7 +243,9 @@ export async function verdictInputsDigest(
   const refs: DocumentRefsReader = (r, paths) => pool.documentRefs(r, paths);
   // The documents naming commits are read once the root's identities are taken.
   const walked = () =>
-    pool.statInventory(root).then((inventory) => (inventory === null ? null : [`inventory ${inventory}`]));
+    (walk ?? pool.statInventory(root)).then((inventory) =>
+      inventory === null ? null : [`inventory ${inventory.digest}`],
+    );
   // The inventory covers every path a by-name read could open: past BIND_BY_NAME_MAX named paths
   // it is one walk in a pool thread instead of an lstat per path and directory on this one.
   const rootBound = inputs.enumeratesRoot

@@ -40,14 +40,14 @@ export class DigestCache {
   ) {}
 
   /** The identity and digest `path` was last hashed with, while that is recent enough to trust. */
-  get(realRoot: string, path: string): { identity: string; sha256: string } | null {
+  get(realRoot: string, path: string): { identity: string; sha256: string; hashedAt: number } | null {
     const key = `${realRoot}\0${path}`;
     const entry = this.entries.get(key);
     if (!entry) return null;
     this.entries.delete(key);
     if (this.now() - entry.hashedAt > this.ttlMs) return null;
     this.entries.set(key, entry);
-    return { identity: entry.identity, sha256: entry.sha256 };
+    return { identity: entry.identity, sha256: entry.sha256, hashedAt: entry.hashedAt };
   }
 
   /** Takes in a claim: counts a hit, keeps a digest the worker hashed with a settled identity. */

@@ -11,6 +11,7 @@ import { DigestCache } from './digest-cache.js';
 import { DocumentRefsCache } from './document-cache.js';
 import { type DocumentScan, NAMES_NOTHING, type ReadDocument } from './document-refs.js';
 import { semaphore } from './semaphore.js';
+import { combineWalk, STAT_TOP_LEVELS, type StatInventory, type StatWalkPart } from './stat-inventory.js';
 import { type ClaimResult, type HashResult, TIMED_OUT, type WorkerTask } from './tasks.js';
 
 export type { DocumentRefs } from './document-refs.js';
@@ -138,8 +139,9 @@ export class HashPool {
         if (needles.length > 0 && want && this.cleanScans.has(`${scanKey}:${want}`)) return want;
       return null;
     };
-    const claim = (batch: string[], small: boolean): Promise<ClaimResult[]> => {
+    const claim = async (batch: string[], small: boolean): Promise<ClaimResult[]> => {
       const known = batch.map(knownOf);
+      const sentAt = Date.now();
       const task: WorkerTask = {
         op: 'claim',
         root: realRoot,
@@ -150,7 +152,10 @@ export class HashPool {
         ...this.limits,
         ...(small ? { deferAbove: SMALL_HASH_MAX_BYTES } : {}),
       };
-      return this.runTask<ClaimResult[]>(task, !small);
+      const results = await this.runTask<ClaimResult[]>(task, !small);
+      for (const [i, r] of results.entries())
+        if (r.ok) r.hashedAt = r.cached ? (known[i]?.hashedAt ?? sentAt) : sentAt;
+      return results;
     };
     const size = Math.max(1, Math.min(CLAIM_BATCH_MAX, Math.ceil(paths.length / (this.threads * 4))));
     const batches: string[][] = [];
@@ -181,10 +186,28 @@ export class HashPool {
     return (await this.pool.run({ op: 'verify-ed25519', verify } satisfies WorkerTask)) as VerifyResult;
   }
 
-  /** The root's lstat inventory digest, walked off the main thread; null when there is none. */
-  async statInventory(realRoot: string): Promise<string | null> {
-    const task: WorkerTask = { op: 'stat-inventory', root: realRoot };
-    return ((await this.pool.run(task)) as string | null) ?? null;
+  /**
+   * The root's lstat inventory (stat-inventory.ts), walked off the main thread: the top levels in
+   * one task, the directories below them split over the threads. Null when there is none.
+   */
+  async statInventory(realRoot: string): Promise<StatInventory | null> {
+    const startedAt = Date.now();
+    const walk = (dirs: string[], levels: number) =>
+      this.pool.run({
+        op: 'stat-walk',
+        root: realRoot,
+        dirs,
+        levels,
+      } satisfies WorkerTask) as Promise<StatWalkPart | null>;
+    const top = await walk([''], STAT_TOP_LEVELS);
+    if (top === null) return null;
+    const { frontier } = top;
+    const size = Math.max(1, Math.ceil(frontier.length / ((this.threads + 1) * 2)));
+    const chunks: string[][] = [];
+    for (let i = 0; i < frontier.length; i += size) chunks.push(frontier.slice(i, i + size));
+    const below = await Promise.all(chunks.map((c) => walk(c, Number.POSITIVE_INFINITY)));
+    if (below.some((p) => p === null)) return null;
+    return combineWalk(top, below as StatWalkPart[], startedAt);
   }
 
   /**

@@ -4,7 +4,7 @@ import { openArtifactSync } from '../validators/artifact-open-sync.js';
 import { ArtifactError, hashTimedOut, tooLarge } from '../validators/artifact-root.js';
 import { type VerifyResult, type VerifyTask, verifyEd25519 } from '../validators/signature.js';
 import { type DocumentScan, scanDocument } from './document-refs.js';
-import { statInventoryDigest } from './stat-inventory.js';
+import { SETTLED_CTIME_MS, type StatWalkPart, statWalk } from './stat-inventory.js';
 
 /**
  * Code that runs inside a worker thread. Results are plain objects: errors crossing the thread
@@ -30,6 +30,8 @@ export type ClaimResult =
       leaked: boolean;
       identity?: string;
       cached?: boolean;
+      /** When these bytes were last read from the file (set by HashPool.claimEach). */
+      hashedAt?: number;
     }
   | { ok: false; path: string; missing: boolean; message: string; deferred?: boolean };
 
@@ -47,12 +49,7 @@ export interface ClaimFileOptions {
   deferAbove?: number | undefined;
 }
 
-/**
- * A digest is kept for a file only when its ctime is this much older than the moment the worker
- * opened it: a write in the same clock tick as the fstat (the kernel's timestamps are coarse), or
- * one begun just before it and still copying, leaves ctime where the fstat saw it.
- */
-export const SETTLED_CTIME_MS = 1000;
+export { SETTLED_CTIME_MS } from './stat-inventory.js';
 
 const CHUNK = 1024 * 1024;
 // One read buffer per thread: hashDescriptor is synchronous, so it is never used twice at once.
@@ -231,8 +228,8 @@ export type WorkerTask =
     } & Pick<ClaimFileOptions, 'maxBytes' | 'timeoutMs' | 'deferAbove'>)
   /** Ed25519 verification (pure; the payload arrives as a Uint8Array copy). */
   | { op: 'verify-ed25519'; verify: VerifyTask }
-  /** The lstat inventory digest of an artifact root (stat-inventory.ts). */
-  | { op: 'stat-inventory'; root: string }
+  /** Part of the lstat inventory of an artifact root (stat-inventory.ts). */
+  | { op: 'stat-walk'; root: string; dirs: string[]; levels: number }
   /**
    * Reads, hashes and parses one agent-written document (document-refs.ts); `known` are the
    * digests whose references the main thread already holds, so those bytes are not parsed.
@@ -242,7 +239,7 @@ export type WorkerTask =
 /** Piscina entry point: one task may carry many small files (batched) or one large one. */
 export default function run(
   task: WorkerTask,
-): HashResult[] | ClaimResult[] | VerifyResult | DocumentScan | string | null {
+): HashResult[] | ClaimResult[] | VerifyResult | DocumentScan | StatWalkPart | null {
   switch (task.op) {
     case 'hash': {
       const timeoutMs = task.timeoutMs ?? Number.POSITIVE_INFINITY;
@@ -260,8 +257,8 @@ export default function run(
       );
     case 'verify-ed25519':
       return verifyEd25519(task.verify);
-    case 'stat-inventory':
-      return statInventoryDigest(task.root);
+    case 'stat-walk':
+      return statWalk(task.root, task.dirs, task.levels);
     case 'document-refs':
       return scanDocument(task.root, task.path, new Set(task.known));
     default:

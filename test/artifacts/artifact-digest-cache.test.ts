@@ -145,7 +145,7 @@ t.test('the cache is bounded: least recently used out, and no digest outlives it
   cache.record('/root', hashed('c'));
   t.equal(cache.size, 2);
   t.equal(cache.get('/root', 'b'), null, 'b went out');
-  t.same(cache.get('/root', 'a'), { identity: 'id-a', sha256: sha('a') });
+  t.same(cache.get('/root', 'a'), { identity: 'id-a', sha256: sha('a'), hashedAt: 0 });
   t.equal(cache.get('/other', 'a'), null, 'entries are per root');
   now = 1001;
   t.equal(cache.get('/root', 'a'), null, 'past its time the file is read again');

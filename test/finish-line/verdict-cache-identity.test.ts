@@ -2,8 +2,8 @@ import { link, mkdir, mkdtemp, realpath, rename, rm, symlink, writeFile } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { NAMED_PATHS_MAX } from '../../src/contract/index.js';
-import { boundFiles } from '../../src/server/verdict-inputs.js';
+import { BIND_BY_NAME_MAX } from '../../src/contract/index.js';
+import { boundFiles, TooManyToBind } from '../../src/server/verdict-inputs.js';
 import type { ValidatorInputs } from '../../src/validators/inputs.js';
 import { documentRefsHere } from '../../src/workers/document-refs.js';
 
@@ -91,9 +91,16 @@ t.test('a named path that is no artifact path is bound as text, never looked up'
   t.ok(l.includes('"/etc/passwd" leaf invalid'));
 });
 
-t.test('documents naming more paths than NAMED_PATHS_MAX give no binding (no cache)', async (t) => {
+t.test('documents naming more paths than BIND_BY_NAME_MAX are not bound one by one', async (t) => {
   const root = await tree(t);
-  const refs = Array.from({ length: NAMED_PATHS_MAX + 1 }, (_, i) => ({ path: `n/${i}`, sha256: 'a' }));
+  const refs = Array.from({ length: BIND_BY_NAME_MAX + 1 }, (_, i) => ({ path: `n/${i}`, sha256: 'a' }));
   await writeFile(join(root, 'run/packet.json'), JSON.stringify({ refs }));
-  await t.rejects(boundFiles(root, inputs, documentRefsHere), RangeError);
+  // verdictInputsDigest binds the root's lstat inventory instead.
+  const err = await boundFiles(root, inputs, documentRefsHere).catch((e: unknown) => e);
+  t.ok(err instanceof TooManyToBind, String(err));
+  await writeFile(join(root, 'run/packet.json'), JSON.stringify({ refs: refs.slice(1) }));
+  t.equal(
+    (await boundFiles(root, inputs, documentRefsHere)).paths.filter((p) => p.startsWith('n/')).length,
+    BIND_BY_NAME_MAX,
+  );
 });
