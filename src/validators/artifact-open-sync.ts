@@ -15,6 +15,12 @@ export interface OpenedSync {
   fd: number;
   size: number;
   mtimeMs: number;
+  /**
+   * Device, inode, size, and mtime and ctime in nanoseconds, from the one fstat of the opened
+   * descriptor (the digest cache's identity, src/workers/digest-cache.ts), and that ctime.
+   */
+  identity: string;
+  ctimeNs: bigint;
 }
 
 function openOrThrow(path: string, flags: number, relPath: string): number {
@@ -38,9 +44,9 @@ export function openArtifactSync(realRoot: string, relPath: string): OpenedSync 
   const leaf = `${realRoot}${sep}${relPath}`;
   const fd = openOrThrow(leaf, constants.O_RDONLY | O_NOFOLLOW | constants.O_NONBLOCK, relPath);
   try {
-    const st = fstatSync(fd);
+    const st = fstatSync(fd, { bigint: true });
     if (!st.isFile()) throw new ArtifactError(`${relPath} is not a regular file`);
-    if (st.nlink > 1) throw new ArtifactError(`${relPath} is a hard link (${st.nlink} names)`);
+    if (st.nlink > 1n) throw new ArtifactError(`${relPath} is a hard link (${st.nlink} names)`);
     let real = '';
     try {
       real = realpathSync.native(leaf);
@@ -51,15 +57,21 @@ export function openArtifactSync(realRoot: string, relPath: string): OpenedSync 
       throw new ArtifactError(`${relPath} escapes the artifact root`);
     }
     // Same inode check as openArtifact: the checked path must still name the opened file.
-    let named: ReturnType<typeof lstatSync> | null = null;
+    let named: { ino: bigint; dev: bigint } | null = null;
     try {
-      named = lstatSync(leaf);
+      named = lstatSync(leaf, { bigint: true });
     } catch {
       named = null;
     }
     if (named?.ino !== st.ino || named.dev !== st.dev)
       throw new ArtifactError(`${relPath} changed while it was opened`);
-    return { fd, size: st.size, mtimeMs: st.mtimeMs };
+    return {
+      fd,
+      size: Number(st.size),
+      mtimeMs: Number(st.mtimeMs),
+      identity: `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`,
+      ctimeNs: st.ctimeNs,
+    };
   } catch (err) {
     closeSync(fd);
     throw err;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, fstatSync, readSync } from 'node:fs';
+import { closeSync, readSync } from 'node:fs';
 import { openArtifactSync } from '../validators/artifact-open-sync.js';
 import { ArtifactError, hashTimedOut, tooLarge } from '../validators/artifact-root.js';
 import { type VerifyResult, type VerifyTask, verifyEd25519 } from '../validators/signature.js';
@@ -74,10 +74,13 @@ export function hashDescriptor(
   let leaked = false;
   let escapes = false;
   let position = 0;
+  let short = false;
   try {
     for (;;) {
       const n = readSync(fd, buf, carried, CHUNK, position);
       if (n === 0) break;
+      // A regular file reads short only at its end: no further read to find it.
+      if (n < CHUNK) short = true;
       hash.update(buf.subarray(carried, carried + n));
       position += n;
       if (Date.now() > deadline)
@@ -85,6 +88,7 @@ export function hashDescriptor(
       const window = buf.subarray(0, carried + n);
       if (!leaked && patterns.some((p) => window.indexOf(p) >= 0)) leaked = true;
       if (!escapes && patterns.length > 0) escapes = window.indexOf(BACKSLASH) >= 0;
+      if (short) break;
       carried = Math.min(overlap, window.length);
       window.copy(buf, 0, window.length - carried);
     }
@@ -146,12 +150,6 @@ export function decodedJsonLeak(text: string, needles: readonly string[]): boole
   return false;
 }
 
-/** Device, inode, size, mtime and ctime in nanoseconds of an opened file (digest-cache.ts). */
-function fileIdentity(fd: number): { identity: string; ctimeNs: bigint } {
-  const st = fstatSync(fd, { bigint: true });
-  return { identity: `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`, ctimeNs: st.ctimeNs };
-}
-
 /**
  * Opens (with every no-link check of openArtifactSync), hashes and closes one artifact inside the
  * worker, so a batch of small files costs one task and no main-thread round-trip per syscall.
@@ -172,11 +170,10 @@ export function claimOne(
     return { ok: false, path, missing: message === `${path} does not exist`, message };
   }
   try {
-    const { size, mtimeMs } = opened;
+    const { size, mtimeMs, identity, ctimeNs } = opened;
     const { clean = null, known = null } = opts;
     const { maxBytes = Number.POSITIVE_INFINITY, timeoutMs = Number.POSITIVE_INFINITY } = opts;
     if (size > maxBytes) return { ok: false, path, missing: false, message: tooLarge(path, size, maxBytes) };
-    const { identity, ctimeNs } = fileIdentity(opened.fd);
     // The bytes last hashed, unchanged since (no user can set ctime back), and scanned clean if asked.
     if (known?.identity === identity && (needles.length === 0 || clean === known.sha256))
       return { ok: true, path, sha256: known.sha256, size, mtimeMs, leaked: false, identity, cached: true };
