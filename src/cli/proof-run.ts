@@ -107,7 +107,7 @@ export function registerProofRun(program: Command): void {
 /**
  * The commit the repository is at, whether its tree (outside the artifact root) is dirty, and the
  * listing of its git-ignored files with their identities, written beside the proof and bound by
- * hash (docs/finish-line.md, "Post-proof edits to ignored files"). Past IGNORED_FILES_MAX ignored
+ * hash (docs/finish-line-git.md, "Post-proof edits to ignored files"). Past IGNORED_FILES_MAX ignored
  * files no listing is written: a commissioned run then cannot complete, and stderr says why.
  */
 async function proofSubject(

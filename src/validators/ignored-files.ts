@@ -14,7 +14,7 @@ import { ignoredPaths, workingTreeScope } from './git.js';
 import { unverifiedRead } from './verified-bytes.js';
 
 /**
- * Post-proof edits to git-ignored files (docs/finish-line.md). The post-proof comparison leaves
+ * Post-proof edits to git-ignored files (docs/finish-line-git.md). The post-proof comparison leaves
  * ignored paths out, yet the application loads some of them (`node_modules/dep/index.js` from
  * tracked code, `.env`): edited after the proof, they change what was proven without a tracked
  * change. `harness proof run` records every ignored file outside the artifact root with its lstat

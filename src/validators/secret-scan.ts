@@ -14,7 +14,7 @@ import { HARNESS_SECRET_RULES } from './secret-rules.js';
 import { unverifiedRead } from './verified-bytes.js';
 
 /**
- * The secret scan of the privacy check (CONTRACT 6; docs/finish-line.md, "Secret scan"). Evidence
+ * The secret scan of the privacy check (CONTRACT 6; docs/secret-scan.md). Evidence
  * is meant to be shown to others, so beyond the bridge's own credentials (which the bridge's check
  * looks for) no file the check covers may hold a secret of a well-known format. It runs in the
  * validator child, never on the bridge's event loop, over exactly the bytes the bridge hashed.

@@ -4,7 +4,7 @@ import { RunIdString } from './common.js';
 
 export const IGNORED_FILES_SCHEMA_ID = 'harness.ignored-files.v1';
 
-/** The most ignored files a proof can record (docs/finish-line.md, "Post-proof edits to ignored files"). */
+/** The most ignored files a proof can record (docs/finish-line-git.md, "Post-proof edits to ignored files"). */
 export const IGNORED_FILES_MAX = 100_000;
 
 /**

@@ -7,7 +7,7 @@ export const SECRETS_ALLOWED_SCHEMA_ID = 'harness.secrets-allowed.v1';
 export const SECRETS_ALLOWED_PATH = 'secrets-allowed.json';
 
 /**
- * The secret scan's allow-list (docs/finish-line.md, "Secret scan"): each entry lets one finding
+ * The secret scan's allow-list (docs/secret-scan.md): each entry lets one finding
  * through, named by the rule that reported it, the artifact and the SHA-256 of the line it starts
  * on. It never holds the value: a line hash matches that one line only, so an entry cannot cover
  * a secret written anywhere else, and editing the line voids it.
