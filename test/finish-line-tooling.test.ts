@@ -212,6 +212,11 @@ t.test(
     const ready = await harness(['explain', f.runId], env);
     t.equal(ready.exitCode, 0, ready.stderr);
     t.equal(ready.stdout, 'ready to complete');
+    t.match(
+      ready.stderr,
+      `note: the content rules were not run; \`harness explain ${f.runId} --artifact-root <artifact-root>\``,
+      'without the root, ready says the content rules were not run',
+    );
     const readyJson = await harness(['explain', f.runId, '--json'], env);
     t.equal(readyJson.exitCode, 0);
     t.same(JSON.parse(readyJson.stdout), []);

@@ -97,6 +97,12 @@ export function registerExplain(program: Command): void {
       const steps = [...found.bridge, ...found.local.map((s) => ({ ...s, problem: `local: ${s.problem}` }))];
       if (steps.length === 0 && run.status !== 'completed' && !run.completionPreview.ready)
         steps.push(unlisted('the bridge reports the run is not ready'));
+      // The bridge's preview holds the structural rules only: the content rules (proof, review,
+      // packet, ...) run at run.completed, or here under the artifact root.
+      if (steps.length === 0 && run.status !== 'completed' && local === null)
+        process.stderr.write(
+          `note: the content rules were not run; \`harness explain ${runId} --artifact-root <artifact-root>\` runs them as run.completed will\n`,
+        );
       print(steps, run.status === 'completed' ? 'completed' : 'ready to complete');
     });
 }
