@@ -22,14 +22,15 @@ const elsewhere = join(root, 'run', 'other.json');
 // What the file system says of the leaf once it has been swapped for a link or another file.
 const swapped = {
   realpath: (p: string) => (p === leaf ? elsewhere : fs.realpathSync.native(p)),
-  lstat: (p: string) => (p === leaf ? fs.lstatSync(elsewhere) : fs.lstatSync(p)),
+  // With the caller's options: the sync opener asks for bigint fields.
+  lstat: (p: string, o?: fs.StatSyncOptions) => fs.lstatSync(p === leaf ? elsewhere : p, o),
 };
 
 // Resolved from this file's own URL: tap resolves a relative specifier from the source-mapped caller
 // (test/*.ts), while the module to load is the compiled one beside the compiled test.
 const opener = async (answers: Partial<typeof swapped>) => {
   const realpath = answers.realpath ?? fs.realpathSync.native;
-  const lstat = answers.lstat ?? fs.lstatSync;
+  const lstat = answers.lstat ?? ((p: string, o?: fs.StatSyncOptions) => fs.lstatSync(p, o));
   const { openArtifact } = await t.mockImport<typeof import('../src/validators/artifact-root.js')>(
     new URL('../src/validators/artifact-root.js', import.meta.url).href,
     {
@@ -46,7 +47,7 @@ const opener = async (answers: Partial<typeof swapped>) => {
       'node:fs': {
         ...fs,
         realpathSync: Object.assign((p: string) => realpath(p), { native: (p: string) => realpath(p) }),
-        lstatSync: (p: string) => lstat(p),
+        lstatSync: (p: string, o?: fs.StatSyncOptions) => lstat(p, o),
       },
     },
   );

@@ -7,7 +7,9 @@ import { changedWhileChecked } from '../validators/verified-bytes.js';
 import { DIGEST_CACHE_TTL_MS } from '../workers/digest-cache.js';
 import type { ClaimResult, HashPool } from '../workers/pool.js';
 import type { StatInventory } from '../workers/stat-inventory.js';
-import type { BridgeContext } from './context.js';
+import type { ArtifactCheck, BridgeContext } from './context.js';
+
+export type { ArtifactCheck };
 
 /**
  * Each artifact path named inside `documents` (the referenced documents, CONTRACT 6: "paths named
@@ -45,18 +47,6 @@ async function namedPaths(
  * a completed-run read (it drifted after completion).
  */
 export type CheckStage = 'gate' | 'read';
-
-export interface ArtifactCheck {
-  /** Current digest of every path checked that resolved. */
-  digests: Map<string, string>;
-  /** Paths checked that do not exist (no claim or document names them; otherwise a problem). */
-  absent: Set<string>;
-  /** The unclaimed paths checked by name: the referenced documents and the validators' by-name inputs. */
-  byName: string[];
-  /** The unclaimed paths checked because a document names them. */
-  named: string[];
-  problems: string[];
-}
 
 /**
  * What a completion seals of the files its gate read beyond the claimed artifacts (whose claims

@@ -3,9 +3,21 @@ import type { ResolvedAdapter } from '../validators/adapter.js';
 import type { FinishLineEnv, RunFacts } from '../validators/facts.js';
 import type { HashPool } from '../workers/pool.js';
 import type { RootCheckCache } from '../workers/root-check-cache.js';
-import type { ArtifactCheck } from './artifact-check.js';
 import type { BridgeEnv } from './env.js';
 import type { RunQueue } from './run-queue.js';
+
+/** What checking a run's artifacts found (server/artifact-check.ts), kept whole by `rootChecks`. */
+export interface ArtifactCheck {
+  /** Current digest of every path checked that resolved. */
+  digests: Map<string, string>;
+  /** Paths checked that do not exist (no claim or document names them; otherwise a problem). */
+  absent: Set<string>;
+  /** The unclaimed paths checked by name: the referenced documents and the validators' by-name inputs. */
+  byName: string[];
+  /** The unclaimed paths checked because a document names them. */
+  named: string[];
+  problems: string[];
+}
 
 /** Issue 3's artifact-content validators plug in here; the structural rules always run first. */
 export type FinishLineGate = (facts: RunFacts, env: FinishLineEnv) => Promise<string[]>;

@@ -6,7 +6,9 @@ import { datasync, truncateTo, writeAll } from './fd-io.js';
 import { openNoFollow, READ, READ_APPEND } from './no-follow.js';
 import { runDirName } from './paths.js';
 import { RunDirSet } from './run-dir-set.js';
-import { RunTable } from './run-table.js';
+import { type IndexedRun, RunTable } from './run-table.js';
+
+export type { IndexedRun };
 
 /**
  * `runs-index.log`: what `GET /runs` shows of every run, and each run's latest durable journal head,
@@ -32,16 +34,6 @@ const HEADER = DOMAIN;
 const BLOCK_BYTES = 1024 * 1024;
 /** `#` + 64 hex + space + a length: a longer first line is no block header. */
 const BLOCK_HEADER_MAX = 1 + 64 + 1 + 16;
-
-export interface IndexedRun {
-  runId: string;
-  createdAt: string;
-  /** Durable journal records when the entry was written, and the MAC of the last (or null). */
-  count: number;
-  head: string | null;
-  /** The run's list summary as JSON, or null when it must be read from the run. */
-  summary: string | null;
-}
 
 export type IndexRead =
   | {

@@ -1,5 +1,15 @@
 import { DIGEST_BYTES, digestFromHex } from './hex.js';
-import type { IndexedRun } from './run-index-file.js';
+
+/** A run as the index holds it (its line in runs-index.log, run-index-file.ts). */
+export interface IndexedRun {
+  runId: string;
+  createdAt: string;
+  /** Durable journal records when the entry was written, and the MAC of the last (or null). */
+  count: number;
+  head: string | null;
+  /** The run's list summary as JSON, or null when it must be read from the run. */
+  summary: string | null;
+}
 
 /** Slots a table makes room for at least; it doubles as it fills. */
 const MIN_CAPACITY = 1024;

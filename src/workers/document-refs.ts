@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import { closeSync, readSync } from 'node:fs';
 import { DOCUMENT_MAX_BYTES } from '../contract/limits.js';
 import { openArtifactSync } from '../validators/artifact-open-sync.js';
-import { refsOfText } from './json-refs.js';
+import { type DocumentRefs, refsOfText } from './json-refs.js';
+
+export type { DocumentRefs };
 
 /**
  * What the bridge itself reads from an agent-written document (the run packet, review and RCA):
@@ -10,15 +12,6 @@ import { refsOfText } from './json-refs.js';
  * (8 MiB of nested arrays takes a second to parse), so it is read, hashed and parsed only here,
  * inside a pool thread, and only this bounded summary crosses back to the main thread.
  */
-export interface DocumentRefs {
-  /**
-   * Every distinct `{path, sha256}` reference path, sorted by code unit, or null when there are
-   * more than NAMED_PATHS_MAX (the caller's verdict needs no more than that fact).
-   */
-  paths: string[] | null;
-  /** The commit names (sorted), at most COMMIT_NAMES_MAX + 1: one more already means too many. */
-  commits: string[];
-}
 
 /**
  * A document's references with the digest of the bytes they were read from (null: no bytes could

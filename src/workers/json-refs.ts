@@ -1,6 +1,16 @@
 import { COMMIT_NAMES_MAX, NAMED_PATHS_MAX } from '../contract/limits.js';
 import { isCommitName } from '../validators/commit-name.js';
-import type { DocumentRefs } from './document-refs.js';
+
+/** What a document names: the artifact paths of its references and its commit names. */
+export interface DocumentRefs {
+  /**
+   * Every distinct `{path, sha256}` reference path, sorted by code unit, or null when there are
+   * more than NAMED_PATHS_MAX (the caller's verdict needs no more than that fact).
+   */
+  paths: string[] | null;
+  /** The commit names (sorted), at most COMMIT_NAMES_MAX + 1: one more already means too many. */
+  commits: string[];
+}
 
 /**
  * The references of a JSON text (the artifact paths of every `{path, sha256}` object and the
