@@ -65,9 +65,10 @@ function isoMillis(bytes: Uint8Array, from: number, to: number): number {
  * Every run the index holds, by run ID, as columns rather than one object per run: the ID is the
  * only string kept; creation time, record count and head MAC are numbers and bytes, and the
  * packed summary (run-summary.ts) is UTF-8 bytes in one arena. A bridge with 100,000 runs thus
- * keeps about 60 bytes of JavaScript heap per run (the ID and its map entry) and 130 bytes of
- * typed arrays, where objects and strings took 350 bytes of heap and as much again in the
- * collector's slack (docs/performance.md, "Many runs").
+ * keeps about 80 bytes of JavaScript heap per run (the ID, its map entry, its place in the
+ * creation order) and 160 bytes of typed arrays, room to grow included, where objects and
+ * strings took 350 bytes of heap and as much again in the collector's slack
+ * (docs/performance.md, "Many runs").
  *
  * Its interface is a map of `IndexedRun`s, made on demand, so startup's attribution reads it as
  * it would read a map.
