@@ -49,7 +49,7 @@ export interface RunDirListing {
  */
 export function runDirListing(names: Iterable<string>, indexed: RunDirSet): RunDirListing {
   const unindexed: string[] = [];
-  for (const name of names) if (indexed.mark(name) === undefined) unindexed.push(name);
+  for (const name of names) if (!indexed.mark(name)) unindexed.push(name);
   return { unindexed, missing: indexed.unmarked() };
 }
 
@@ -130,7 +130,7 @@ export async function scanLayout(
   let others = 0;
   for await (const entry of await opendir(dataDir, { bufferSize: 1024 })) {
     const name = entry.name;
-    if (entry.isDirectory() && indexed.mark(name) !== undefined) {
+    if (entry.isDirectory() && indexed.mark(name)) {
       indexedRunDirs++;
       continue;
     }

@@ -11,9 +11,10 @@ const EMPTY = 0;
 const REMOVED = -1;
 
 export class RunDirSet {
-  /** Entry `i`'s directory hash at `hashes[32 i]`, its run ID at `runIds[i]` ('' once removed). */
+  /** Entry `i`'s directory hash at `hashes[32 i]`, its run's slot at `slots[i]` (-1 once removed). */
   private hashes: Buffer;
-  private runIds: string[] = [];
+  private slots: Int32Array;
+  private entries = 0;
   private found: Uint8Array;
   /** Entry index + 1 by hash (EMPTY, or REMOVED for a deleted entry). */
   private table: Int32Array;
@@ -21,10 +22,17 @@ export class RunDirSet {
   private used = 0;
   private readonly scratch = Buffer.alloc(HASH_BYTES);
 
-  /** Sized for `dirs` directories (startup estimates them from the index file's size). */
-  constructor(dirs = 0) {
+  /**
+   * Sized for `dirs` directories (startup estimates them from the index file's size); `runIdOf`
+   * names the run in a slot (the run table's).
+   */
+  constructor(
+    dirs = 0,
+    private readonly runIdOf: (slot: number) => string = String,
+  ) {
     const capacity = Math.max(1024, 2 ** Math.ceil(Math.log2(Math.max(1, dirs))));
     this.hashes = Buffer.alloc(capacity * HASH_BYTES);
+    this.slots = new Int32Array(capacity);
     this.found = new Uint8Array(capacity);
     this.table = new Int32Array(2 * capacity);
   }
@@ -34,28 +42,28 @@ export class RunDirSet {
   }
 
   /**
-   * Adds the directory whose hash is the 64 lowercase hex digits at `bytes[from]`, holding
-   * `runId`; false when they are not such digits.
+   * Adds the directory whose hash is the 64 lowercase hex digits at `bytes[from]`, holding the run
+   * in `slot`; false when they are not such digits.
    */
-  add(bytes: Uint8Array, from: number, runId: string): boolean {
+  add(bytes: Uint8Array, from: number, slot: number): boolean {
     if (!digestFromHex(bytes, from, this.scratch, 0)) return false;
     if (this.find(this.scratch) >= 0) return true;
-    const i = this.runIds.length;
-    if ((i + 1) * HASH_BYTES > this.hashes.length) this.growEntries();
+    const i = this.entries++;
+    if (i === this.slots.length) this.growEntries();
     for (let k = 0; k < HASH_BYTES; k++) this.hashes[i * HASH_BYTES + k] = this.scratch[k]!;
-    this.runIds.push(runId);
+    this.slots[i] = slot;
     if (2 * (this.used + 1) > this.table.length) this.rehash(2 * this.table.length);
     this.insert(i);
     this.live++;
     return true;
   }
 
-  /** The run ID of directory `name` if the index names it; the directory is then marked found. */
-  mark(name: string): string | undefined {
+  /** Whether the index names directory `name`, which is then marked found. */
+  mark(name: string): boolean {
     const i = this.lookup(name);
-    if (i < 0) return undefined;
+    if (i < 0) return false;
     this.found[i] = 1;
-    return this.runIds[i];
+    return true;
   }
 
   has(name: string): boolean {
@@ -66,7 +74,7 @@ export class RunDirSet {
     const i = this.lookup(name);
     if (i < 0) return false;
     this.table[this.position(i)] = REMOVED;
-    this.runIds[i] = '';
+    this.slots[i] = -1;
     this.live--;
     return true;
   }
@@ -74,8 +82,8 @@ export class RunDirSet {
   /** The runs whose directory no `mark` found. */
   unmarked(): string[] {
     const ids: string[] = [];
-    for (let i = 0; i < this.runIds.length; i++)
-      if (this.runIds[i] !== '' && this.found[i] === 0) ids.push(this.runIds[i]!);
+    for (let i = 0; i < this.entries; i++)
+      if (this.slots[i] !== -1 && this.found[i] === 0) ids.push(this.runIdOf(this.slots[i]!));
     return ids;
   }
 
@@ -123,7 +131,7 @@ export class RunDirSet {
   private rehash(size: number): void {
     this.table = new Int32Array(size);
     this.used = 0;
-    for (let i = 0; i < this.runIds.length; i++) if (this.runIds[i] !== '') this.insert(i);
+    for (let i = 0; i < this.entries; i++) if (this.slots[i] !== -1) this.insert(i);
   }
 
   private growEntries(): void {
@@ -133,5 +141,8 @@ export class RunDirSet {
     const found = new Uint8Array(2 * this.found.length);
     found.set(this.found);
     this.found = found;
+    const slots = new Int32Array(2 * this.slots.length);
+    slots.set(this.slots);
+    this.slots = slots;
   }
 }

@@ -6,6 +6,7 @@ import { datasync, truncateTo, writeAll } from './fd-io.js';
 import { openNoFollow, READ, READ_APPEND } from './no-follow.js';
 import { runDirName } from './paths.js';
 import { RunDirSet } from './run-dir-set.js';
+import { RUN_ID_MAX_BYTES } from './run-ids.js';
 import { type IndexedRun, RunTable } from './run-table.js';
 
 export type { IndexedRun };
@@ -94,9 +95,8 @@ function decimal(lines: Buffer, from: number, to: number): number {
 }
 
 /**
- * The entry lines of one authenticated block, into `runs` and `dirs`, read from the bytes: the
- * run's ID is the one string made (and kept only for a run not read before); the rest goes into
- * the table's columns. False for a malformed line.
+ * The entry lines of one authenticated block, into `runs` and `dirs`, read from the bytes into
+ * the table's columns: no string is made but for a removal's run ID. False for a malformed line.
  */
 function readLines(lines: Buffer, runs: RunTable, dirs: RunDirSet): boolean {
   // Field i is `lines[start[i], start[i + 1] - 1)`: each start follows a tab, the line's end a newline.
@@ -112,9 +112,10 @@ function readLines(lines: Buffer, runs: RunTable, dirs: RunDirSet): boolean {
       start[n++] = t + 1;
     }
     start[n] = end + 1;
-    const runId = lines.toString('latin1', at, start[1]! - 1);
+    const idEnd = start[1]! - 1;
     if (n === 2 && isDash(lines, start[1]!, end)) {
       // A removal: `<runId> TAB -`.
+      const runId = lines.toString('latin1', at, idEnd);
       if (runs.delete(runId)) dirs.delete(runDirName(runId));
     } else {
       if (n !== FIELDS) return false;
@@ -125,12 +126,13 @@ function readLines(lines: Buffer, runs: RunTable, dirs: RunDirSet): boolean {
       const summary = start[5]!;
       const count = decimal(lines, records, head - 1);
       if (count < 0) return false;
-      let slot = runs.slotOf(runId);
+      let slot = runs.slotOfBytes(lines, at, idEnd);
       if (slot === undefined) {
         // A run's directory never changes: read for its first line only.
-        slot = runs.newSlot(runId);
+        if (idEnd - at < 1 || idEnd - at > RUN_ID_MAX_BYTES) return false;
+        slot = runs.newSlotBytes(lines, at, idEnd);
         if (created - 1 - dir !== RUN_DIR_CHARS || !startsRunDir(lines, dir)) return false;
-        if (!dirs.add(lines, dir + 4, runId)) return false;
+        if (!dirs.add(lines, dir + 4, slot)) return false;
       }
       runs.setCreated(slot, lines, created, records - 1);
       runs.setCount(slot, count);
@@ -173,7 +175,7 @@ async function readBlocks(handle: FileHandle, key: Buffer, trustPin: string): Pr
   const { size } = await handle.stat();
   const expected = Math.min(RUN_DIRECTORY_MAX, Math.ceil(size / LINE_BYTES));
   const runs = new RunTable(expected, Math.min(size, expected * LINE_BYTES) / 3);
-  const dirs = new RunDirSet(expected);
+  const dirs = new RunDirSet(expected, (slot) => runs.runId(slot));
   let buf = Buffer.allocUnsafe(READ_CHUNK);
   /** `buf[from, to)` holds the file's bytes from `fileAt` on. */
   let from = 0;

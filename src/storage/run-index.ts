@@ -93,13 +93,14 @@ export class RunIndex {
    * these): a run removed meanwhile is left out, a run changed meanwhile is read as it is then.
    */
   all(): Iterable<IndexedRun> {
-    const ids = this.order.map((slot) => this.table.runId(slot));
+    // Slots and their generations, not IDs: 100,000 strings made at once would outlive a
+    // scavenge and grow the young generation for good.
+    const slots = Int32Array.from(this.order);
     const table = this.table;
+    const generations = Uint32Array.from(slots, (slot) => table.generation(slot));
     return (function* () {
-      for (const runId of ids) {
-        const e = table.get(runId);
-        if (e) yield e;
-      }
+      for (let i = 0; i < slots.length; i++)
+        if (table.generation(slots[i]!) === generations[i]) yield table.entry(slots[i]!);
     })();
   }
 

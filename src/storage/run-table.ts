@@ -1,4 +1,5 @@
 import { DIGEST_BYTES, digestFromHex } from './hex.js';
+import { RunIds } from './run-ids.js';
 
 /** A run as the index holds it (its line in runs-index.log, run-index-file.ts). */
 export interface IndexedRun {
@@ -61,23 +62,29 @@ function isoMillis(bytes: Uint8Array, from: number, to: number): number {
   return Date.UTC(year, month - 1, day, hours, minutes, seconds, digits(bytes, from + 20, 3));
 }
 
+/** Bytes of a run ID, as a run table is first sized. */
+const ID_BYTES = 24;
+
 /**
- * Every run the index holds, by run ID, as columns rather than one object per run: the ID is the
- * only string kept; creation time, record count and head MAC are numbers and bytes, and the
- * packed summary (run-summary.ts) is UTF-8 bytes in one arena. A bridge with 100,000 runs thus
- * keeps about 80 bytes of JavaScript heap per run (the ID, its map entry, its place in the
- * creation order) and 160 bytes of typed arrays, room to grow included, where objects and
- * strings took 350 bytes of heap and as much again in the collector's slack
- * (docs/performance.md, "Many runs").
+ * Every run the index holds, by run ID, as columns rather than one object per run: the ID is
+ * bytes in one arena (run-ids.ts); creation time, record count and head MAC are numbers and
+ * bytes, and the packed summary (run-summary.ts) is UTF-8 bytes in another arena. A bridge with
+ * 100,000 runs thus keeps no JavaScript object per run but its place in the creation order, and
+ * about 200 bytes of typed arrays, room to grow included, where objects and strings took 350
+ * bytes of heap and as much again in the collector's slack (docs/performance.md, "Many runs").
  *
  * Its interface is a map of `IndexedRun`s, made on demand, so startup's attribution reads it as
  * it would read a map.
  */
 export class RunTable {
-  private readonly slots = new Map<string, number>();
-  private ids: string[] = [];
+  private readonly ids: RunIds;
+  private live = 0;
+  /** Slots below `end` have been used; the free ones among them are in `free`. */
+  private end = 0;
   private readonly free: number[] = [];
   private flags: Uint8Array;
+  /** How many runs each slot has held: a slot freed and reused holds another run. */
+  private generations: Uint32Array;
   private created: Float64Array;
   /** Creation times that are not as toISOString writes them (NaN in `created`). */
   private readonly createdText = new Map<number, string>();
@@ -96,7 +103,9 @@ export class RunTable {
    */
   constructor(runs = 0, summaryBytes = 0) {
     const capacity = Math.max(MIN_CAPACITY, 2 ** Math.ceil(Math.log2(Math.max(1, runs))));
+    this.ids = new RunIds(capacity, capacity * ID_BYTES);
     this.flags = new Uint8Array(capacity);
+    this.generations = new Uint32Array(capacity);
     this.created = new Float64Array(capacity);
     this.counts = new Float64Array(capacity);
     this.heads = Buffer.alloc(capacity * HEAD_BYTES);
@@ -106,32 +115,59 @@ export class RunTable {
   }
 
   get size(): number {
-    return this.slots.size;
+    return this.live;
   }
 
   has(runId: string): boolean {
-    return this.slots.has(runId);
+    return this.ids.find(runId) >= 0;
   }
 
   slotOf(runId: string): number | undefined {
-    return this.slots.get(runId);
+    const slot = this.ids.find(runId);
+    return slot < 0 ? undefined : slot;
+  }
+
+  /** The slot of the run whose ID is `bytes[from, to)`, or undefined. */
+  slotOfBytes(bytes: Uint8Array, from: number, to: number): number | undefined {
+    const slot = this.ids.findBytes(bytes, from, to);
+    return slot < 0 ? undefined : slot;
   }
 
   runId(slot: number): string {
-    return this.ids[slot]!;
+    return this.ids.text(slot);
   }
 
   /** The slot of `runId`, made (empty) if the table lacks it. */
   slotFor(runId: string): number {
-    return this.slots.get(runId) ?? this.newSlot(runId);
+    return this.slotOf(runId) ?? this.newSlot(runId);
   }
 
   /** A slot made (empty) for `runId`, which the table lacks. */
   newSlot(runId: string): number {
-    const slot = this.free.pop() ?? this.ids.length;
+    const slot = this.takeSlot();
+    this.ids.add(slot, runId);
+    return this.fill(slot);
+  }
+
+  /** A slot made (empty) for the run whose ID is `bytes[from, to)`, which the table lacks. */
+  newSlotBytes(bytes: Uint8Array, from: number, to: number): number {
+    const slot = this.takeSlot();
+    this.ids.addBytes(slot, bytes, from, to);
+    return this.fill(slot);
+  }
+
+  private takeSlot(): number {
+    const slot = this.free.at(-1) ?? this.end;
     if (slot >= this.flags.length) this.grow();
-    this.ids[slot] = runId;
-    this.slots.set(runId, slot);
+    return slot;
+  }
+
+  /** Marks the slot the ID was just given to in use, empty. */
+  private fill(slot: number): number {
+    if (slot === this.end) this.end++;
+    else this.free.pop();
+    this.live++;
+    this.generations[slot]!++;
     this.flags[slot] = LIVE;
     this.counts[slot] = 0;
     this.setSummaryBytes(slot, null, 0, 0);
@@ -139,19 +175,19 @@ export class RunTable {
   }
 
   delete(runId: string): boolean {
-    const slot = this.slots.get(runId);
-    if (slot === undefined) return false;
+    const slot = this.ids.find(runId);
+    if (slot < 0) return false;
     this.setSummaryBytes(slot, null, 0, 0);
     this.createdText.delete(slot);
     this.flags[slot] = 0;
-    this.ids[slot] = '';
-    this.slots.delete(runId);
+    this.ids.remove(slot);
+    this.live--;
     this.free.push(slot);
     return true;
   }
 
   get(runId: string): IndexedRun | undefined {
-    const slot = this.slots.get(runId);
+    const slot = this.slotOf(runId);
     return slot === undefined ? undefined : this.entry(slot);
   }
 
@@ -165,22 +201,27 @@ export class RunTable {
   }
 
   /** The slot of every run, in no particular order. */
-  slotsInUse(): IterableIterator<number> {
-    return this.slots.values();
+  *slotsInUse(): Generator<number> {
+    for (let slot = 0; slot < this.end; slot++) if ((this.flags[slot]! & LIVE) !== 0) yield slot;
   }
 
   *values(): Generator<IndexedRun> {
-    for (const slot of this.slots.values()) yield this.entry(slot);
+    for (const slot of this.slotsInUse()) yield this.entry(slot);
   }
 
   entry(slot: number): IndexedRun {
     return {
-      runId: this.ids[slot]!,
+      runId: this.ids.text(slot),
       createdAt: this.createdAt(slot),
       count: this.counts[slot]!,
       head: this.head(slot),
       summary: this.summary(slot),
     };
+  }
+
+  /** Changes when the slot is freed and given to another run. */
+  generation(slot: number): number {
+    return this.flags[slot] === 0 ? -1 : this.generations[slot]!;
   }
 
   createdAt(slot: number): string {
@@ -282,7 +323,7 @@ export class RunTable {
     }
     const arena = Buffer.alloc(Math.max(this.arena.length, 2 * (this.arenaLive + length)));
     let end = 0;
-    for (const slot of this.slots.values()) {
+    for (const slot of this.slotsInUse()) {
       const n = this.summaryLength[slot]!;
       const at = this.summaryAt[slot]!;
       for (let i = 0; i < n; i++) arena[end + i] = this.arena[at + i]!;
@@ -304,7 +345,9 @@ export class RunTable {
     this.counts = grown(this.counts, (n) => new Float64Array(n));
     this.summaryAt = grown(this.summaryAt, (n) => new Uint32Array(n));
     this.summaryLength = grown(this.summaryLength, (n) => new Uint32Array(n));
+    this.generations = grown(this.generations, (n) => new Uint32Array(n));
     this.heads = grown(this.heads, (n) => Buffer.alloc(n));
     this.flags = grown(this.flags, (n) => new Uint8Array(n));
+    this.ids.grow(capacity);
   }
 }

@@ -1,6 +1,8 @@
 import t from 'tap';
 import { runDirName } from '../../src/storage/paths.js';
 import { RunDirSet } from '../../src/storage/run-dir-set.js';
+import { RunIds } from '../../src/storage/run-ids.js';
+import { RunIndex } from '../../src/storage/run-index.js';
 import { RunTable } from '../../src/storage/run-table.js';
 
 /**
@@ -99,14 +101,14 @@ t.test('a head MAC must be 64 lowercase hex digits', async (t) => {
 });
 
 t.test('the run directory set finds, marks and forgets directories by name', async (t) => {
-  const dirs = new RunDirSet();
+  const dirs = new RunDirSet(0, (slot) => `run-${slot}`);
   const names = Array.from({ length: 3000 }, (_, i) => runDirName(`run-${i}`));
   t.ok(
-    names.every((name, i) => dirs.add(Buffer.from(name.slice(4)), 0, `run-${i}`)),
+    names.every((name, i) => dirs.add(Buffer.from(name.slice(4)), 0, i)),
     'each directory added',
   );
-  t.equal(dirs.add(Buffer.from('g'.repeat(64)), 0, 'x'), false, 'not hex');
-  t.equal(dirs.add(Buffer.from('A'.repeat(64)), 0, 'x'), false, 'not lowercase');
+  t.equal(dirs.add(Buffer.from('g'.repeat(64)), 0, 1), false, 'not hex');
+  t.equal(dirs.add(Buffer.from('A'.repeat(64)), 0, 1), false, 'not lowercase');
   t.equal(dirs.size, 3000);
   t.equal(dirs.has(runDirName('run-3000')), false);
   t.equal(dirs.has(`${names[5]!.slice(0, -1)}`), false, 'a name cut short');
@@ -114,13 +116,99 @@ t.test('the run directory set finds, marks and forgets directories by name', asy
   for (let i = 0; i < 3000; i += 3) t.equal(dirs.delete(names[i]!), true);
   t.equal(dirs.delete(names[0]!), false);
   t.equal(dirs.size, 2000);
-  for (let i = 1; i < 3000; i += 3) t.equal(dirs.mark(names[i]!), `run-${i}`);
-  t.equal(dirs.mark(names[0]!), undefined, 'a deleted directory');
+  for (let i = 1; i < 3000; i += 3) t.equal(dirs.mark(names[i]!), true);
+  t.equal(dirs.mark(names[0]!), false, 'a deleted directory');
   t.same(
     dirs.unmarked(),
     names.flatMap((_, i) => (i % 3 === 2 ? [`run-${i}`] : [])),
     'the directories not found',
   );
-  dirs.add(Buffer.from(names[0]!.slice(4)), 0, 'run-0');
+  dirs.add(Buffer.from(names[0]!.slice(4)), 0, 0);
   t.equal(dirs.has(names[0]!), true, 'added again after deletion');
 });
+
+t.test('run IDs as bytes: found by text and by bytes, past growth, removal and compaction', async (t) => {
+  const table = new RunTable();
+  const ids = Array.from({ length: 4000 }, (_, i) => `r${i}.x_${'y'.repeat(i % 97)}`);
+  for (const id of ids) table.newSlot(id);
+  const line = Buffer.from(`\t${ids[1234]}\t`);
+  t.equal(
+    table.slotOfBytes(line, 1, line.length - 1),
+    table.slotOf(ids[1234]!),
+    'bytes and text find one slot',
+  );
+  t.equal(table.slotOfBytes(line, 1, line.length - 2), undefined, 'a prefix is another ID');
+  t.equal(table.slotOf(`${ids[5]!}z`), undefined);
+  t.equal(table.slotOf('r5.x_yyyyy'.replace('r5', 'r6')), undefined);
+  t.equal(table.slotOf('ü'), undefined, 'text no ID can be');
+  t.throws(() => table.newSlot('ü\u0100'), RangeError, 'an ID outside latin1 is refused');
+  t.throws(() => table.newSlot(''), RangeError);
+  t.equal(table.size, ids.length, 'a refused ID takes no slot');
+  for (let round = 0; round < 6; round++) {
+    for (let i = round % 2; i < ids.length; i += 2) t.equal(table.delete(ids[i]!), true);
+    for (let i = round % 2; i < ids.length; i += 2) table.newSlot(ids[i]!);
+  }
+  const wrong = ids.filter((id) => {
+    const slot = table.slotOf(id);
+    return slot === undefined || table.runId(slot) !== id;
+  });
+  t.same(wrong, [], 'every ID found in its slot, and read back');
+  t.equal(new Set(ids.map((id) => table.slotOf(id))).size, ids.length, 'one slot each');
+  const held = (table as unknown as { ids: { arena: Buffer } }).ids.arena.length;
+  const live = ids.reduce((n, id) => n + id.length, 0);
+  t.ok(held <= 2 * (live + 256 * 1024), `ID arena of ${held} bytes for ${live} live bytes`);
+});
+
+t.test('the run ID hash is seeded per table: two tables probe the same IDs differently', async (t) => {
+  const first = new RunIds(1024, 0);
+  const second = new RunIds(1024, 0);
+  for (let i = 0; i < 200; i++) {
+    first.add(i, `run-${i}`);
+    second.add(i, `run-${i}`);
+  }
+  const cells = (ids: RunIds) => [...(ids as unknown as { table: Int32Array }).table].join();
+  t.not(cells(first), cells(second), 'the same IDs land in other cells');
+  t.equal(second.find('run-199'), 199);
+});
+
+t.test('an ID is never found by another that starts or ends with it', async (t) => {
+  // Two slots in a table of four cells: most lookups probe the cell of the one stored ID.
+  const ids = new RunIds(2, 0);
+  const stored = `a${'b'.repeat(198)}`;
+  ids.add(0, stored);
+  const prefixes = Array.from({ length: stored.length - 1 }, (_, n) => stored.slice(0, n + 1));
+  t.same(
+    prefixes.filter((p) => ids.find(p) !== -1),
+    [],
+    'no prefix of the ID found as text',
+  );
+  const longer = Array.from({ length: 200 }, (_, k) => Buffer.from(`${stored}${k}`));
+  t.same(
+    longer.filter((b) => ids.findBytes(b, 0, b.length) !== -1).map(String),
+    [],
+    'no longer ID found as bytes',
+  );
+  t.equal(ids.find(stored), 0);
+  t.equal(ids.findBytes(Buffer.from(`x${stored}x`), 1, stored.length + 1), 0);
+});
+
+t.test(
+  "the index's entries, as a rewrite reads them, skip a run removed meanwhile and not its slot's next run",
+  async (t) => {
+    const index = new RunIndex(100);
+    for (let i = 0; i < 4; i++) index.add(entry(i));
+    const read: string[] = [];
+    for (const e of index.all()) {
+      read.push(e.runId);
+      if (e.runId === 'run-0') {
+        index.remove('run-2');
+        index.add(entry(9)); // takes run-2's slot
+      }
+    }
+    t.same(read, ['run-0', 'run-1', 'run-3'], 'run-9 came after the read began');
+    t.same(
+      [...index.all()].map((e) => e.runId),
+      ['run-0', 'run-1', 'run-3', 'run-9'],
+    );
+  },
+);
