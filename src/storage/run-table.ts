@@ -1,5 +1,6 @@
 import { DIGEST_BYTES, digestFromHex } from './hex.js';
 import { RunIds } from './run-ids.js';
+import { SlotArena } from './slot-arena.js';
 
 /** A run as the index holds it (its line in runs-index.log, run-index-file.ts). */
 export interface IndexedRun {
@@ -90,12 +91,8 @@ export class RunTable {
   private readonly createdText = new Map<number, string>();
   private counts: Float64Array;
   private heads: Buffer;
-  /** Each summary's place in `arena`; length 0 for none. */
-  private summaryAt: Uint32Array;
-  private summaryLength: Uint32Array;
-  private arena: Buffer;
-  private arenaEnd = 0;
-  private arenaLive = 0;
+  /** Each run's packed summary as UTF-8; none when empty. */
+  private readonly summaries: SlotArena;
 
   /**
    * Sized for `runs` runs and `summaryBytes` of summaries (startup estimates both from the index
@@ -109,9 +106,7 @@ export class RunTable {
     this.created = new Float64Array(capacity);
     this.counts = new Float64Array(capacity);
     this.heads = Buffer.alloc(capacity * HEAD_BYTES);
-    this.summaryAt = new Uint32Array(capacity);
-    this.summaryLength = new Uint32Array(capacity);
-    this.arena = Buffer.alloc(Math.max(64 * 1024, summaryBytes));
+    this.summaries = new SlotArena(capacity, Math.max(64 * 1024, summaryBytes), ARENA_SLACK);
   }
 
   get size(): number {
@@ -244,10 +239,7 @@ export class RunTable {
   }
 
   summary(slot: number): string | null {
-    const length = this.summaryLength[slot]!;
-    if (length === 0) return null;
-    const at = this.summaryAt[slot]!;
-    return this.arena.toString('utf8', at, at + length);
+    return this.summaries.length[slot] === 0 ? null : this.summaries.toString(slot, 'utf8');
   }
 
   setCount(slot: number, count: number): void {
@@ -293,45 +285,8 @@ export class RunTable {
 
   /** The summary as the UTF-8 bytes `bytes[from, to)`, or none. */
   setSummaryBytes(slot: number, bytes: Uint8Array | null, from: number, to: number): void {
-    const old = this.summaryLength[slot]!;
-    this.arenaLive -= old;
-    this.summaryLength[slot] = 0;
-    const length = bytes === null ? 0 : to - from;
-    if (length > 0) {
-      if (this.arenaEnd + length > this.arena.length) this.makeRoom(length);
-      // Byte by byte: a summary is some 70 bytes, and a native copy per run costs more than it does.
-      const arena = this.arena;
-      for (let i = 0, at = this.arenaEnd; i < length; i++) arena[at + i] = bytes![from + i]!;
-      this.summaryAt[slot] = this.arenaEnd;
-      this.summaryLength[slot] = length;
-      this.arenaEnd += length;
-      this.arenaLive += length;
-    }
-  }
-
-  /**
-   * Room for `length` more arena bytes: superseded summaries dropped once they pass ARENA_SLACK
-   * and outweigh the live ones, else a larger arena.
-   */
-  private makeRoom(length: number): void {
-    const garbage = this.arenaEnd - this.arenaLive;
-    if (!(garbage > ARENA_SLACK && garbage > this.arenaLive)) {
-      const arena = Buffer.alloc(Math.max(2 * this.arena.length, this.arenaEnd + length));
-      this.arena.copy(arena, 0, 0, this.arenaEnd);
-      this.arena = arena;
-      return;
-    }
-    const arena = Buffer.alloc(Math.max(this.arena.length, 2 * (this.arenaLive + length)));
-    let end = 0;
-    for (const slot of this.slotsInUse()) {
-      const n = this.summaryLength[slot]!;
-      const at = this.summaryAt[slot]!;
-      for (let i = 0; i < n; i++) arena[end + i] = this.arena[at + i]!;
-      this.summaryAt[slot] = end;
-      end += n;
-    }
-    this.arena = arena;
-    this.arenaEnd = end;
+    if (bytes === null) this.summaries.clear(slot);
+    else this.summaries.put(slot, bytes, from, to);
   }
 
   private grow(): void {
@@ -343,11 +298,10 @@ export class RunTable {
     };
     this.created = grown(this.created, (n) => new Float64Array(n));
     this.counts = grown(this.counts, (n) => new Float64Array(n));
-    this.summaryAt = grown(this.summaryAt, (n) => new Uint32Array(n));
-    this.summaryLength = grown(this.summaryLength, (n) => new Uint32Array(n));
     this.generations = grown(this.generations, (n) => new Uint32Array(n));
     this.heads = grown(this.heads, (n) => Buffer.alloc(n));
     this.flags = grown(this.flags, (n) => new Uint8Array(n));
     this.ids.grow(capacity);
+    this.summaries.grow(capacity);
   }
 }

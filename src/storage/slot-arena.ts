@@ -1,0 +1,102 @@
+/**
+ * Bytes per table slot, all in one buffer: slot `s` holds `bytes[at[s], at[s] + length[s])`,
+ * length 0 for none. Bytes a slot replaces or frees stay until they pass `slack` and outweigh the
+ * live ones; the buffer is then compacted. The run table keeps its run IDs and its summaries so,
+ * rather than as a string per run (storage/run-table.ts).
+ */
+export class SlotArena {
+  bytes: Buffer;
+  at: Uint32Array;
+  length: Uint32Array;
+  private end = 0;
+  private live = 0;
+
+  constructor(
+    slots: number,
+    bytes: number,
+    private readonly slack: number,
+  ) {
+    this.at = new Uint32Array(slots);
+    this.length = new Uint32Array(slots);
+    this.bytes = Buffer.alloc(bytes);
+  }
+
+  /** Slot `slot` holds `src[from, to)` (replacing what it held). */
+  put(slot: number, src: Uint8Array, from: number, to: number): void {
+    const at = this.reserve(slot, to - from);
+    // Byte by byte: an ID or a summary is some 10 to 100 bytes, and a native copy per run costs more.
+    for (let i = from; i < to; i++) this.bytes[at + i - from] = src[i]!;
+  }
+
+  /**
+   * Slot `slot` holds the characters of `text`, one byte each (replacing what it held); false,
+   * and the slot empty, when a character is above U+00FF.
+   */
+  putLatin1(slot: number, text: string): boolean {
+    const at = this.reserve(slot, text.length);
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c > 0xff) {
+        this.clear(slot);
+        return false;
+      }
+      this.bytes[at + i] = c;
+    }
+    return true;
+  }
+
+  clear(slot: number): void {
+    this.live -= this.length[slot]!;
+    this.length[slot] = 0;
+  }
+
+  toString(slot: number, encoding: 'latin1' | 'utf8'): string {
+    const at = this.at[slot]!;
+    return this.bytes.toString(encoding, at, at + this.length[slot]!);
+  }
+
+  /** Room for `slots` slots. */
+  grow(slots: number): void {
+    const at = new Uint32Array(slots);
+    at.set(this.at);
+    this.at = at;
+    const length = new Uint32Array(slots);
+    length.set(this.length);
+    this.length = length;
+  }
+
+  /** Clears the slot and places `n` bytes for it at the end, returning where they go. */
+  private reserve(slot: number, n: number): number {
+    this.clear(slot);
+    if (n === 0) return 0;
+    if (this.end + n > this.bytes.length) this.makeRoom(n);
+    const at = this.end;
+    this.at[slot] = at;
+    this.length[slot] = n;
+    this.end += n;
+    this.live += n;
+    return at;
+  }
+
+  /** Room for `n` more bytes: the buffer compacted if enough of it is garbage, else a larger one. */
+  private makeRoom(n: number): void {
+    const garbage = this.end - this.live;
+    if (!(garbage > this.slack && garbage > this.live)) {
+      const bytes = Buffer.alloc(Math.max(2 * this.bytes.length, this.end + n));
+      this.bytes.copy(bytes, 0, 0, this.end);
+      this.bytes = bytes;
+      return;
+    }
+    const bytes = Buffer.alloc(Math.max(this.bytes.length, 2 * (this.live + n)));
+    let end = 0;
+    for (let s = 0; s < this.length.length; s++) {
+      const len = this.length[s]!;
+      if (len === 0) continue;
+      this.bytes.copy(bytes, end, this.at[s]!, this.at[s]! + len);
+      this.at[s] = end;
+      end += len;
+    }
+    this.bytes = bytes;
+    this.end = end;
+  }
+}
