@@ -1,17 +1,15 @@
-import { existsSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { type BrowserContext, chromium, type Page, type Request } from 'playwright-core';
+import type { Request } from 'playwright-core';
 import t from 'tap';
-import { build } from 'vite';
 import { DEFAULT_ARTIFACT_BY_NODE, NODE_IDS, type NodeId, TEXT_FIELD_MAX } from '../src/contract/index.js';
 import { runPaths } from '../src/storage/paths.js';
-import { loadUiConfig } from '../src/ui/config.js';
 import { ev, makeTestEnv, startTestBridge, type TestBridge } from './helpers/bridge.js';
 import { complete, driveToReady } from './helpers/complete-run.js';
 import { ROOT } from './helpers/paths.js';
-import { type RunningUi, startUi } from './helpers/ui-server.js';
+import { buildWeb, launchBrowser, requireChromium, startUiFor } from './helpers/ui-browser.js';
 
 /**
  * The operator UI in headless Debian Chromium against the REAL bridge: runs are seeded through
@@ -19,7 +17,6 @@ import { type RunningUi, startUi } from './helpers/ui-server.js';
  * artifact (re-verified on read) and by flipping a byte in another run's journal before a restart
  * (re-authenticated on open). The UI server holds only the access token.
  */
-const CHROMIUM = '/usr/bin/chromium';
 // Screenshots for the docs are written only on request (HARNESS_UPDATE_SCREENSHOTS=1), so a test
 // run never dirties the tree; otherwise they go to a throwaway directory.
 const SHOTS =
@@ -27,13 +24,7 @@ const SHOTS =
     ? join(ROOT, 'docs/screenshots/')
     : mkdtempSync(join(tmpdir(), 'harness-shots-'));
 
-if (!existsSync(CHROMIUM)) {
-  t.plan(
-    0,
-    `${CHROMIUM} is absent: install Debian's chromium (apt-get install chromium) to run the browser test`,
-  );
-  process.exit(0);
-}
+requireChromium();
 
 const LIVE_RUN = 'alpha-live';
 const COMPLETED_RUN = 'beta-completed';
@@ -212,40 +203,14 @@ const [liveEvents] = await Promise.all([
   seedLongTexts(bridge),
   completeRun(COMPLETED_RUN),
   completeRun(DRIFTED_RUN),
-  build({
-    configFile: join(ROOT, 'src/ui/web/vite.config.ts'),
-    logLevel: 'warn',
-    build: { outDir: webRoot, emptyOutDir: true },
-  }),
+  buildWeb(webRoot),
 ]);
 // A completed run whose required artifact changes afterwards is re-verified on the next read.
 await writeFile(join(te.dir, `artifacts-${DRIFTED_RUN}`, DEFAULT_ARTIFACT_BY_NODE.handoff), 'edited\n');
 
 // The UI server's configuration comes from an environment holding the access token and nothing stronger.
-const config = loadUiConfig({
-  HARNESS_BRIDGE_URL: bridge.url,
-  HARNESS_BRIDGE_ACCESS_TOKEN: ACCESS,
-  HARNESS_BRIDGE_PROXY_TIMEOUT_MS: '1000',
-});
-const ui: RunningUi = await startUi(config.bridgeUrl, {
-  webRoot,
-  accessToken: config.accessToken,
-  timeoutMs: config.timeoutMs,
-});
-const context: BrowserContext = await chromium.launchPersistentContext(join(work, 'profile'), {
-  executablePath: CHROMIUM,
-  headless: true,
-  viewport: { width: 1280, height: 900 },
-  args: [
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-});
+const ui = await startUiFor(bridge.url, ACCESS, webRoot);
+const { context, page } = await launchBrowser(join(work, 'profile'));
 t.teardown(async () => {
   await context.close();
   await ui.app.close();
@@ -257,7 +222,6 @@ t.teardown(async () => {
 /** Every response body the browser receives, checked at the end for every credential. */
 const bodies: Promise<{ url: string; text: string }>[] = [];
 const requests: Request[] = [];
-const page: Page = context.pages()[0] ?? (await context.newPage());
 page.on('response', (res) => {
   bodies.push(
     res.body().then(
@@ -317,7 +281,10 @@ t.test('the runs list shows every seeded run with the bridge’s status, mode, n
   t.same(completed.slice(1, 3), ['live', 'handoff']);
   t.equal(completed[0], 'completedas recorded; re-verified when opened');
   t.equal((await cells(DRIFTED_RUN))[0], 'completedas recorded; re-verified when opened');
-  t.equal((await cells(TAMPERED_RUN))[0], 'running');
+  // The "Needs you" panel reads the views of the most recently active running runs (for failed
+  // nodes), and a read authenticates the run: the tampered one then lists as quarantined.
+  await page.locator(`tr[data-run-id="${TAMPERED_RUN}"] .badge.s-quarantined`).waitFor({ timeout: 5000 });
+  t.equal((await cells(TAMPERED_RUN))[0], 'quarantined');
   t.match(await page.getByRole('status').textContent(), /Connected/);
   await page.screenshot({ path: join(SHOTS, 'runs-list.png') });
 });
@@ -383,7 +350,7 @@ t.test('the pending approval shows owner, scope and the exact approve command', 
   const commands = await pending.locator('.approve-command').allTextContents();
   t.same(commands, [
     `harness approve ${LIVE_RUN} --owner security-lead --scope 'deploy to prod'\\''s cluster' --grant`,
-    `harness approve ${LIVE_RUN} --owner security-lead --scope 'deploy to prod'\\''s cluster' --deny`,
+    `harness approve ${LIVE_RUN} --owner security-lead --scope 'deploy to prod'\\''s cluster' --deny --failure-reason (why-the-node-fails) --recovery-path (what-happens-next)`,
   ]);
   t.match(
     await page.locator('table.decided').textContent(),

@@ -10,7 +10,21 @@ export function shellQuote(word: string): string {
   return /^[A-Za-z0-9._/:@%+=,-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
-/** `harness approve` for one approval; `node` only when several nodes wait for that owner and scope. */
+/**
+ * Placeholders the operator replaces before a denial can run. A parenthesis where a word belongs is
+ * a syntax error in every POSIX shell (bash, dash, zsh), so the command as shown runs nothing:
+ * `<name>` would parse as a redirection and could create or read a file instead.
+ */
+export const DENY_PLACEHOLDERS = {
+  failureReason: '(why-the-node-fails)',
+  recoveryPath: '(what-happens-next)',
+} as const;
+
+/**
+ * `harness approve` for one approval; `node` only when several nodes wait for that owner and scope.
+ * A denial fails the node, so its command carries `--failure-reason` and `--recovery-path` with
+ * DENY_PLACEHOLDERS that the shell refuses until they are replaced.
+ */
 export function approveCommand(
   runId: string,
   owner: string,
@@ -19,5 +33,9 @@ export function approveCommand(
   node?: string,
 ): string {
   const which = node === undefined ? '' : ` --node ${shellQuote(node)}`;
-  return `harness approve ${shellQuote(runId)} --owner ${shellQuote(owner)} --scope ${shellQuote(scope)}${which} --${decision}`;
+  const reasons =
+    decision === 'deny'
+      ? ` --failure-reason ${DENY_PLACEHOLDERS.failureReason} --recovery-path ${DENY_PLACEHOLDERS.recoveryPath}`
+      : '';
+  return `harness approve ${shellQuote(runId)} --owner ${shellQuote(owner)} --scope ${shellQuote(scope)}${which} --${decision}${reasons}`;
 }

@@ -5,6 +5,7 @@ import { BridgeStatus } from './BridgeStatus.js';
 import { Artifacts, Completion, Quarantine } from './Details.js';
 import { formatTime, label, QUARANTINED_EVENTS_NOTE, runFacts, textsShortenedNote } from './format.js';
 import { usePoll } from './hooks.js';
+import { RunNeedsYou } from './NeedsYou.js';
 import { NodeLane } from './NodeLane.js';
 import { EVENT_PAGE, type PageRequest, Timeline } from './Timeline.js';
 
@@ -29,6 +30,7 @@ export function RunPage({ runId }: { runId: string }) {
       <BridgeStatus problem={polled.problem} at={polled.at} />
       {run && facts && (
         <>
+          <RunNeedsYou run={run} />
           <Quarantine run={run} />
           <dl class="facts">
             <div>

@@ -3,6 +3,8 @@ import { getJson, query, type RunsBody } from './api.js';
 import { BridgeStatus } from './BridgeStatus.js';
 import { formatAgo, formatTime, label, REVERIFICATION_DUE_TITLE, runFacts } from './format.js';
 import { usePoll } from './hooks.js';
+import { RunsNeedYou } from './NeedsYou.js';
+import { loadRunWindow, WINDOW } from './run-window.js';
 
 const PAGE = 25;
 
@@ -11,6 +13,7 @@ export function RunsList() {
   const polled = usePoll(`runs:${cursor}`, (signal) =>
     getJson<RunsBody>(`/runs${query({ limit: PAGE, cursor: cursor || null })}`, signal),
   );
+  const windowRuns = usePoll('runs:window', (signal) => loadRunWindow(WINDOW, signal));
   document.title = 'Runs · Harness';
   const runs = polled.data?.runs ?? [];
   const total = Number(polled.headers?.get('x-harness-page-total') ?? runs.length);
@@ -19,6 +22,7 @@ export function RunsList() {
     <section aria-labelledby="runs-heading">
       <h1 id="runs-heading">Runs</h1>
       <BridgeStatus problem={polled.problem} at={polled.at} />
+      <RunsNeedYou runs={windowRuns.data?.runs ?? []} />
       {polled.data && runs.length === 0 && <p>No runs yet. Runs appear here as agents post events.</p>}
       {runs.length > 0 && (
         <div class="table-wrap">

@@ -1,0 +1,172 @@
+import { execFile } from 'node:child_process';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import t from 'tap';
+import { DENY_PLACEHOLDERS, shellQuote } from '../src/contract/command-line.js';
+import { ev, makeTestEnv, startTestBridge, type TestBridge } from './helpers/bridge.js';
+import { CLI } from './helpers/paths.js';
+import { buildWeb, launchBrowser, requireChromium, startUiFor } from './helpers/ui-browser.js';
+
+/**
+ * Triage in headless chromium against the real bridge: what waits for a person comes first on the
+ * runs list and on a run's page, and the commands shown there work as shown (the grant) or are
+ * refused by the shell until their placeholders are filled (the deny).
+ */
+requireChromium();
+
+const APPROVAL_RUN = 'triage-approval';
+const FAILED_RUN = 'triage-failed';
+const REFUSED_RUN = 'triage-refused';
+const LONG_RUN = 'triage-long';
+const OWNER = 'release-manager';
+const SCOPE = "ship v2's API";
+const FAILURE = 'terraform plan failed: provider pin drifted';
+const RECOVERY = 'pin the provider and re-plan';
+const LONG_EVENTS = 300;
+
+const te = await makeTestEnv();
+const ACCESS = te.env['HARNESS_BRIDGE_ACCESS_TOKEN'] as string;
+const HUMAN = te.env['HARNESS_HUMAN_APPROVAL_TOKEN'] as string;
+const bridge: TestBridge = await startTestBridge(te);
+
+async function post(runId: string, body: Record<string, unknown>, expected = 201) {
+  const r = await bridge.req('POST', `/runs/${runId}/events`, ev(body));
+  if (r.status !== expected) throw new Error(`${runId} ${String(body['type'])}: ${JSON.stringify(r.body)}`);
+}
+
+// Creation order: the long run first, so the three that need a person are the newest.
+await post(LONG_RUN, { type: 'run.created', message: 'long run created' });
+for (let i = 1; i < LONG_EVENTS; i++)
+  await post(LONG_RUN, { type: 'gate.fired', nodeId: i < 150 ? 'intake' : 'route', message: `check ${i}` });
+await post(FAILED_RUN, { message: 'entered intake' });
+await post(FAILED_RUN, {
+  type: 'node.failed',
+  nodeId: 'cloud-platform',
+  status: 'failed',
+  failureReason: FAILURE,
+  recoveryPath: RECOVERY,
+  message: 'cloud platform check failed',
+});
+await post(REFUSED_RUN, { message: 'entered intake' });
+await post(REFUSED_RUN, { type: 'run.completed', nodeId: 'handoff', status: 'passed' }, 409);
+await post(APPROVAL_RUN, { message: 'entered intake' });
+await post(APPROVAL_RUN, {
+  type: 'approval.requested',
+  nodeId: 'redzone',
+  status: 'needs_approval',
+  approvalOwner: OWNER,
+  approvalScope: SCOPE,
+  message: 'production deploy needs sign-off',
+});
+
+const work = await mkdtemp(join(tmpdir(), 'harness-ui-triage-'));
+await buildWeb(join(work, 'web'));
+const ui = await startUiFor(bridge.url, ACCESS, join(work, 'web'));
+const { context, page } = await launchBrowser(join(work, 'profile'));
+t.teardown(async () => {
+  await context.close();
+  await ui.app.close();
+  await bridge.close();
+  await rm(work, { recursive: true, force: true });
+  await rm(te.dir, { recursive: true, force: true });
+});
+
+const top = async (selector: string) => (await page.locator(selector).first().boundingBox())?.y ?? -1;
+
+t.test('the runs list starts with what needs a person, in every run', async (t) => {
+  await page.goto(`${ui.origin}/`);
+  const band = page.locator('section.needs-you');
+  await band.locator('[data-needs="refused"]').waitFor();
+  await band.locator('[data-needs="failed"]').waitFor();
+  const approval = band.locator('[data-needs="approval"]');
+  t.match(
+    await approval.textContent(),
+    new RegExp(
+      `${APPROVAL_RUN}[\\s\\S]*Approval waiting[\\s\\S]*redzone[\\s\\S]*${OWNER}[\\s\\S]*ship v2's API`,
+    ),
+  );
+  t.match(await approval.locator('time').textContent(), /s ago|min ago/, 'the request’s age');
+  t.same(await approval.locator('.grant-command').allTextContents(), [
+    `harness approve ${APPROVAL_RUN} --owner ${OWNER} --scope ${shellQuote(SCOPE)} --grant`,
+  ]);
+  const failed = await band.locator('[data-needs="failed"]').textContent();
+  t.match(failed, new RegExp(`${FAILED_RUN}[\\s\\S]*Node failed[\\s\\S]*cloud-platform`));
+  t.match(failed, FAILURE);
+  t.match(failed, RECOVERY);
+  const refused = band.locator('[data-needs="refused"]');
+  t.match(
+    await refused.textContent(),
+    new RegExp(`${REFUSED_RUN}[\\s\\S]*Completion refused: \\d+ problems`),
+  );
+  t.equal(await refused.locator('ul > li').count(), 3, 'the first three problems');
+  t.ok((await top('section.needs-you')) < (await top('table.runs')), 'above the runs table');
+  t.ok((await top('[data-needs="approval"]')) < 900, 'on the first screen');
+  t.equal(
+    await band.locator(`a[href="#/runs/${LONG_RUN}"]`).count(),
+    0,
+    'a run needing nothing is not listed',
+  );
+});
+
+t.test('a run’s page opens on its decisions, above its facts and completion', async (t) => {
+  await page.goto(`${ui.origin}/#/runs/${APPROVAL_RUN}`);
+  const banner = page.locator('section.needs-you');
+  await banner.waitFor();
+  t.ok((await top('section.needs-you')) < (await top('dl.facts')), 'above the facts');
+  t.ok((await top('section.needs-you')) < (await top('section.completion')), 'above the completion list');
+  t.equal(await banner.locator('a').count(), 0, 'names no run: it is this one');
+  t.match(await banner.textContent(), /Approval waiting at node redzone/);
+  await page.goto(`${ui.origin}/#/runs/${FAILED_RUN}`);
+  await page.locator('section.needs-you [data-needs="failed"]').waitFor();
+  t.match(await page.locator('section.needs-you').textContent(), `${FAILURE}`);
+  await page.goto(`${ui.origin}/#/runs/${LONG_RUN}`);
+  await page.locator('dl.facts').waitFor();
+  t.equal(await page.locator('section.needs-you').count(), 0, 'nothing waits: no banner');
+});
+
+/** The command lines as a shell on this machine runs them, with a `harness` that is this build. */
+async function shellRun(command: string, env: Record<string, string>) {
+  const bin = join(work, 'bin');
+  await mkdir(bin, { recursive: true });
+  await writeFile(join(bin, 'harness'), `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`);
+  await chmod(join(bin, 'harness'), 0o755);
+  // POSIX sh (dash on Debian): the shell the placeholders must stop, and one that reads no rc file.
+  return promisify(execFile)('/bin/sh', ['-c', command], {
+    env: { PATH: `${bin}:/usr/bin:/bin`, HOME: work, HARNESS_BRIDGE_URL: bridge.url, ...env },
+  }).then(
+    (r) => ({ code: 0, stderr: r.stderr }),
+    (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr }),
+  );
+}
+
+t.test('the deny command is refused by the shell until its reasons are filled in', async (t) => {
+  await page.goto(`${ui.origin}/#/runs/${APPROVAL_RUN}`);
+  const deny = (await page.locator('section.needs-you .deny-command').textContent()) ?? '';
+  t.equal(
+    deny,
+    `harness approve ${APPROVAL_RUN} --owner ${OWNER} --scope ${shellQuote(SCOPE)} --deny --failure-reason ${DENY_PLACEHOLDERS.failureReason} --recovery-path ${DENY_PLACEHOLDERS.recoveryPath}`,
+  );
+  const env = { HARNESS_BRIDGE_ACCESS_TOKEN: ACCESS, HARNESS_HUMAN_APPROVAL_TOKEN: HUMAN };
+  const before = await bridge.journal(APPROVAL_RUN);
+  const asShown = await shellRun(`${deny} --yes`, env);
+  t.equal(asShown.code, 2, 'a syntax error: nothing runs');
+  t.match(asShown.stderr, /syntax error/i);
+  t.same(await bridge.journal(APPROVAL_RUN), before, 'nothing stored');
+  const filled = deny
+    .replace(DENY_PLACEHOLDERS.failureReason, shellQuote('not before the freeze ends'))
+    .replace(DENY_PLACEHOLDERS.recoveryPath, shellQuote('request again on Monday'));
+  const sent = await shellRun(`${filled} --yes`, env);
+  t.equal(sent.code, 0, sent.stderr);
+  const view = await bridge.req('GET', `/runs/${APPROVAL_RUN}`);
+  const node = view.body['run'].nodes.find((n: { id: string }) => n.id === 'redzone');
+  t.match(node, {
+    state: 'failed',
+    failureReason: 'not before the freeze ends',
+    recoveryPath: 'request again on Monday',
+  });
+  // The page follows: the approval leaves "Needs you" and the failed node takes its place.
+  await page.locator('section.needs-you [data-needs="failed"]').waitFor({ timeout: 5000 });
+  t.equal(await page.locator('section.needs-you [data-needs="approval"]').count(), 0);
+});
