@@ -24,7 +24,10 @@ const OWNER = 'release-manager';
 const SCOPE = "ship v2's API";
 const FAILURE = 'terraform plan failed: provider pin drifted';
 const RECOVERY = 'pin the provider and re-plan';
+const QUIET_RUN = 'triage-quiet';
 const LONG_EVENTS = 300;
+/** The long run's one failure, the event the "jump to first failure" button must reach. */
+const LONG_FAILURE_SEQ = 20;
 
 const te = await makeTestEnv();
 const ACCESS = te.env['HARNESS_BRIDGE_ACCESS_TOKEN'] as string;
@@ -39,7 +42,20 @@ async function post(runId: string, body: Record<string, unknown>, expected = 201
 // Creation order: the long run first, so the three that need a person are the newest.
 await post(LONG_RUN, { type: 'run.created', message: 'long run created' });
 for (let i = 1; i < LONG_EVENTS; i++)
-  await post(LONG_RUN, { type: 'gate.fired', nodeId: i < 150 ? 'intake' : 'route', message: `check ${i}` });
+  await post(
+    LONG_RUN,
+    i === LONG_FAILURE_SEQ
+      ? {
+          type: 'node.failed',
+          nodeId: 'code-intelligence',
+          status: 'failed',
+          failureReason: 'graph too old',
+          recoveryPath: 'rebuild the graph',
+          message: 'graph check failed',
+        }
+      : { type: 'gate.fired', nodeId: i < 150 ? 'intake' : 'route', message: `check ${i}` },
+  );
+await post(QUIET_RUN, { message: 'entered intake' });
 await post(FAILED_RUN, { message: 'entered intake' });
 await post(FAILED_RUN, {
   type: 'node.failed',
@@ -79,7 +95,7 @@ t.test('the runs list starts with what needs a person, in every run', async (t) 
   await page.goto(`${ui.origin}/`);
   const band = page.locator('section.needs-you');
   await band.locator('[data-needs="refused"]').waitFor();
-  await band.locator('[data-needs="failed"]').waitFor();
+  await band.locator('[data-needs="failed"]', { hasText: FAILED_RUN }).waitFor();
   const approval = band.locator('[data-needs="approval"]');
   t.match(
     await approval.textContent(),
@@ -91,7 +107,7 @@ t.test('the runs list starts with what needs a person, in every run', async (t) 
   t.same(await approval.locator('.grant-command').allTextContents(), [
     `harness approve ${APPROVAL_RUN} --owner ${OWNER} --scope ${shellQuote(SCOPE)} --grant`,
   ]);
-  const failed = await band.locator('[data-needs="failed"]').textContent();
+  const failed = await band.locator('[data-needs="failed"]', { hasText: FAILED_RUN }).textContent();
   t.match(failed, new RegExp(`${FAILED_RUN}[\\s\\S]*Node failed[\\s\\S]*cloud-platform`));
   t.match(failed, FAILURE);
   t.match(failed, RECOVERY);
@@ -104,7 +120,7 @@ t.test('the runs list starts with what needs a person, in every run', async (t) 
   t.ok((await top('section.needs-you')) < (await top('table.runs')), 'above the runs table');
   t.ok((await top('[data-needs="approval"]')) < 900, 'on the first screen');
   t.equal(
-    await band.locator(`a[href="#/runs/${LONG_RUN}"]`).count(),
+    await band.locator(`a[href="#/runs/${QUIET_RUN}"]`).count(),
     0,
     'a run needing nothing is not listed',
   );
@@ -121,7 +137,7 @@ t.test('a run’s page opens on its decisions, above its facts and completion', 
   await page.goto(`${ui.origin}/#/runs/${FAILED_RUN}`);
   await page.locator('section.needs-you [data-needs="failed"]').waitFor();
   t.match(await page.locator('section.needs-you').textContent(), `${FAILURE}`);
-  await page.goto(`${ui.origin}/#/runs/${LONG_RUN}`);
+  await page.goto(`${ui.origin}/#/runs/${QUIET_RUN}`);
   await page.locator('dl.facts').waitFor();
   t.equal(await page.locator('section.needs-you').count(), 0, 'nothing waits: no banner');
 });
@@ -169,4 +185,90 @@ t.test('the deny command is refused by the shell until its reasons are filled in
   // The page follows: the approval leaves "Needs you" and the failed node takes its place.
   await page.locator('section.needs-you [data-needs="failed"]').waitFor({ timeout: 5000 });
   t.equal(await page.locator('section.needs-you [data-needs="approval"]').count(), 0);
+});
+
+const caption = page.locator('#events-heading + p');
+const seqs = () =>
+  page.locator('.timeline > li').evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-seq'))));
+
+t.test('events: the caption numbers its items as they are numbered, with times and gaps', async (t) => {
+  await page.goto(`${ui.origin}/#/runs/${LONG_RUN}`);
+  await caption.getByText('Events #250–#299 of 300, newest first (live)').waitFor();
+  const shown = await seqs();
+  t.same(
+    shown,
+    Array.from({ length: 50 }, (_, i) => 299 - i),
+  );
+  const labels = await page.locator('.timeline > li .seq').allTextContents();
+  t.same([labels[0], labels.at(-1)], ['#299', '#250'], 'the items carry the caption’s numbers');
+  t.match(await page.locator('.timeline > li time').first().textContent(), /ago$/, 'a relative time');
+  t.ok(await page.locator('.timeline > li time').first().getAttribute('title'), 'the full time on hover');
+  const gaps = await page.locator('.timeline > li .gap').allTextContents();
+  t.equal(gaps.length, 49, 'each event but the page’s oldest: the time since the one before');
+  t.ok(
+    gaps.every((g) => /^\+\d+(\.\d)? (ms|s)$|^\+\d+ (min|h) /.test(g)),
+    gaps.slice(0, 3).join(', '),
+  );
+  t.same(
+    await page
+      .locator('nav[aria-label^="Event pages"]')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('aria-label'))),
+    ['Event pages, top', 'Event pages, bottom'],
+    'a pager above and one below',
+  );
+});
+
+t.test('events: the jump to the first failure loads its page and focuses it', async (t) => {
+  await page.getByRole('button', { name: `Jump to first failure (#${LONG_FAILURE_SEQ})` }).click();
+  const failure = page.locator(`.timeline > li[data-seq="${LONG_FAILURE_SEQ}"]`);
+  await failure.waitFor();
+  // The page's CSP forbids eval, so the focus is polled from outside rather than by waitForFunction.
+  const focused = () => page.evaluate(`document.activeElement?.getAttribute('data-seq') ?? null`);
+  for (let i = 0; i < 50 && (await focused()) !== String(LONG_FAILURE_SEQ); i++)
+    await page.waitForTimeout(100);
+  t.equal(await focused(), String(LONG_FAILURE_SEQ), 'the failure has the focus');
+  t.match(await failure.textContent(), /node\.failed[\s\S]*code-intelligence[\s\S]*graph too old/);
+  t.ok(await failure.isVisible(), 'scrolled into view');
+  t.match(await caption.textContent(), `Events #${LONG_FAILURE_SEQ}–#${LONG_FAILURE_SEQ + 49} of 300`);
+});
+
+t.test('events: filters by type, node and status keep only what matches', async (t) => {
+  // The page the jump opened: #20 (the failure, code-intelligence) among intake's gate events.
+  await page.locator('select[name="node"]').selectOption('code-intelligence');
+  t.same(await seqs(), [LONG_FAILURE_SEQ]);
+  t.match(await page.locator('[data-filter-note]').textContent(), /^1 of this page's 50 events match/);
+  await page.locator('select[name="node"]').selectOption('');
+  await page.locator('select[name="status"]').selectOption('failed');
+  t.same(await seqs(), [LONG_FAILURE_SEQ]);
+  await page.locator('select[name="status"]').selectOption('');
+  await page.locator('select[name="type"]').selectOption('gate.fired');
+  t.equal(await page.locator('.timeline > li').count(), 49);
+  await page.locator('select[name="type"]').selectOption('');
+  t.equal(await page.locator('.timeline > li').count(), 50, 'all again');
+  t.equal(await page.locator('[data-filter-note]').count(), 0);
+});
+
+t.test('events: an older page replaces the shown one without blanking or moving the scroll', async (t) => {
+  await page.getByRole('button', { name: 'Newest events' }).first().click();
+  await caption.getByText('Events #250–#299 of 300, newest first (live)').waitFor();
+  // A slow bridge: the next page takes 600 ms, during which the shown page must stay.
+  await page.route(/eventCursor=200/, async (route) => {
+    await new Promise((r) => setTimeout(r, 600));
+    await route.continue();
+  });
+  await page.evaluate(`window.__emptied = 0;
+    new MutationObserver(() => {
+      if (document.querySelectorAll('.timeline > li').length === 0) window.__emptied++;
+    }).observe(document.querySelector('main'), { childList: true, subtree: true });`);
+  const bottom = page.getByRole('button', { name: 'Older events' }).last();
+  await bottom.scrollIntoViewIfNeeded();
+  const before = (await page.evaluate('window.scrollY')) as number;
+  t.ok(before > 500, `scrolled down to the bottom pager (${before} px)`);
+  await bottom.click();
+  await caption.getByText('Events #200–#249 of 300, newest first (older page)').waitFor();
+  t.equal(await page.evaluate('window.__emptied'), 0, 'the list never emptied while the page loaded');
+  const after = (await page.evaluate('window.scrollY')) as number;
+  t.ok(Math.abs(after - before) < 100, `the scroll position held (${before} px, then ${after} px)`);
+  t.same((await seqs()).slice(0, 2), [249, 248]);
+  await page.unroute(/eventCursor=200/);
 });

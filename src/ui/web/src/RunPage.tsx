@@ -3,6 +3,7 @@ import { Approvals } from './Approvals.js';
 import { getJson, query, type RunPageBody } from './api.js';
 import { BridgeStatus } from './BridgeStatus.js';
 import { Artifacts, Completion, Quarantine } from './Details.js';
+import { firstFailureSeq } from './event-scan.js';
 import { formatTime, label, QUARANTINED_EVENTS_NOTE, runFacts, textsShortenedNote } from './format.js';
 import { usePoll } from './hooks.js';
 import { RunNeedsYou } from './NeedsYou.js';
@@ -92,7 +93,13 @@ export function RunPage({ runId }: { runId: string }) {
               <p class="muted">{QUARANTINED_EVENTS_NOTE}</p>
             </section>
           ) : (
-            <Timeline events={run.events} page={run.eventPage} pinned={page !== null} onPage={setPage} />
+            <Timeline
+              events={run.events}
+              page={run.eventPage}
+              pinned={page !== null}
+              onPage={setPage}
+              firstFailure={firstFailureSeq(run.nodes ?? [])}
+            />
           )}
         </>
       )}

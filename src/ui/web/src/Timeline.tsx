@@ -1,5 +1,15 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { EventItem, EventPage } from './api.js';
-import { formatTime, label } from './format.js';
+import {
+  choices,
+  type EventFilter,
+  formatGap,
+  gapsBySeq,
+  matches,
+  NO_FILTER,
+  pageCaption,
+} from './event-scan.js';
+import { formatAgo, formatTime, label } from './format.js';
 
 export const EVENT_PAGE = 50;
 
@@ -31,50 +41,150 @@ interface Props {
   /** An older page is pinned; otherwise the newest page is shown live. */
   pinned: boolean;
   onPage(next: PageRequest | null): void;
+  /** The event that failed first in the run (firstFailureSeq), if any. */
+  firstFailure: number | null;
 }
 
-/** Events newest first; older pages on demand, then back to the live newest page. */
-export function Timeline({ events, page, pinned, onPage }: Props) {
+function Pager({ page, pinned, onPage, where }: Omit<Props, 'events' | 'firstFailure'> & { where: string }) {
   const older = olderPage(page);
-  const first = page.returned === 0 ? 0 : page.offset + 1;
+  return (
+    <nav class="pager" aria-label={`Event pages, ${where}`}>
+      <button type="button" disabled={!pinned} onClick={() => onPage(null)}>
+        Newest events
+      </button>
+      <button type="button" disabled={!pinned} onClick={() => onPage(newerPage(page))}>
+        Newer events
+      </button>
+      <button type="button" disabled={older === null} onClick={() => older && onPage(older)}>
+        Older events
+      </button>
+    </nav>
+  );
+}
+
+function Select({
+  label: text,
+  value,
+  options,
+  onChange,
+}: {
+  label: string;
+  value: string;
+  options: string[];
+  onChange(v: string): void;
+}) {
+  return (
+    <label>
+      {text}{' '}
+      <select
+        name={text.toLowerCase()}
+        value={value}
+        onChange={(e) => onChange((e.currentTarget as HTMLSelectElement).value)}
+      >
+        <option value="">all</option>
+        {options.map((o) => (
+          <option key={o} value={o}>
+            {o}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+/**
+ * Events newest first, with filters over the page, the time since the event before, a jump to the
+ * run's first failure, and pagers above and below; older pages on demand, then back to live.
+ */
+export function Timeline({ events, page, pinned, onPage, firstFailure }: Props) {
+  const [filter, setFilter] = useState<EventFilter>(NO_FILTER);
+  const [focus, setFocus] = useState<number | null>(null);
+  const list = useRef<HTMLOListElement>(null);
+  useEffect(() => {
+    if (focus === null) return;
+    const item = list.current?.querySelector<HTMLElement>(`li[data-seq="${focus}"]`);
+    if (!item) return;
+    item.scrollIntoView({ block: 'center' });
+    item.focus();
+    setFocus(null);
+  }, [focus, events]);
+  const gaps = gapsBySeq(events);
+  const shown = [...events].reverse().filter((ev) => matches(ev, filter));
+  const filtered = filter.type !== '' || filter.node !== '' || filter.status !== '';
+  const jump = () => {
+    if (firstFailure === null) return;
+    setFilter(NO_FILTER);
+    setFocus(firstFailure);
+    if (!events.some((ev) => ev.seq === firstFailure)) onPage({ cursor: firstFailure, limit: EVENT_PAGE });
+  };
   return (
     <section aria-labelledby="events-heading">
       <h2 id="events-heading">Events</h2>
       <p class="muted" aria-live="polite">
-        {page.total === 0
-          ? 'No events recorded.'
-          : `Events ${first}–${page.offset + page.returned} of ${page.total}, newest first${pinned ? ' (older page)' : ' (live)'}`}
+        {pageCaption(page.offset, page.returned, page.total)}
+        {page.total > 0 && `, newest first${pinned ? ' (older page)' : ' (live)'}`}
         {page.byteLimited ? '; this page was cut to stay under the response size limit' : ''}
       </p>
-      <nav class="pager" aria-label="Event pages">
-        <button type="button" disabled={!pinned} onClick={() => onPage(null)}>
-          Newest events
-        </button>
-        <button type="button" disabled={!pinned} onClick={() => onPage(newerPage(page))}>
-          Newer events
-        </button>
-        <button type="button" disabled={older === null} onClick={() => older && onPage(older)}>
-          Older events
-        </button>
-      </nav>
-      <ol class="timeline" reversed start={page.offset + page.returned}>
-        {[...events].reverse().map((ev) => (
-          <li key={ev.seq} class={`event st-${ev.status}`} data-seq={ev.seq}>
-            <div class="event-head">
-              <span class="seq">#{ev.seq}</span>
-              <code class="etype">{ev.type}</code>
-              <span class="enode">{ev.nodeId}</span>
-              <span class={`badge st-${ev.status}`}>{label(ev.status)}</span>
-              <time dateTime={ev.ts}>{formatTime(ev.ts)}</time>
-              <span class="muted">
-                {ev.actor} · {ev.eventSource}
-              </span>
-            </div>
-            <p class="emsg">{ev.message}</p>
-            <EventDetails ev={ev} />
-          </li>
-        ))}
+      <div class="event-tools">
+        <Select
+          label="Type"
+          value={filter.type}
+          options={choices(events, (ev) => ev.type)}
+          onChange={(type) => setFilter({ ...filter, type })}
+        />
+        <Select
+          label="Node"
+          value={filter.node}
+          options={choices(events, (ev) => ev.nodeId)}
+          onChange={(node) => setFilter({ ...filter, node })}
+        />
+        <Select
+          label="Status"
+          value={filter.status}
+          options={choices(events, (ev) => ev.status)}
+          onChange={(status) => setFilter({ ...filter, status })}
+        />
+        {firstFailure !== null && (
+          <button type="button" onClick={jump}>
+            Jump to first failure (#{firstFailure})
+          </button>
+        )}
+      </div>
+      {filtered && (
+        <p class="muted" data-filter-note>
+          {shown.length} of this page's {events.length} events match the filters.
+        </p>
+      )}
+      <Pager page={page} pinned={pinned} onPage={onPage} where="top" />
+      <ol class="timeline" ref={list}>
+        {shown.map((ev) => {
+          const gap = gaps.get(ev.seq);
+          return (
+            <li key={ev.seq} class={`event st-${ev.status}`} data-seq={ev.seq} tabIndex={-1}>
+              <div class="event-head">
+                <span class="seq">#{ev.seq}</span>
+                <code class="etype">{ev.type}</code>
+                <span class="enode">{ev.nodeId}</span>
+                <span class={`badge st-${ev.status}`}>{label(ev.status)}</span>
+                <time dateTime={ev.ts} title={formatTime(ev.ts)}>
+                  {formatAgo(ev.ts)}
+                </time>
+                {gap !== undefined && (
+                  <span class="gap" title={`${formatGap(gap)} after event #${ev.seq - 1}`}>
+                    +{formatGap(gap)}
+                  </span>
+                )}
+                <span class="muted">
+                  {ev.actor} · {ev.eventSource}
+                </span>
+              </div>
+              <p class="emsg">{ev.message}</p>
+              <EventDetails ev={ev} />
+            </li>
+          );
+        })}
       </ol>
+      <Pager page={page} pinned={pinned} onPage={onPage} where="bottom" />
     </section>
   );
 }

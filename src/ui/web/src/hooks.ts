@@ -14,7 +14,9 @@ export interface Polled<T> {
 
 /**
  * Polls `load` every 2 s while the tab is visible. A hidden tab makes no requests; becoming
- * visible again polls at once. `key` restarts polling (new run, new page) and drops stale data.
+ * visible again polls at once. `key` restarts polling (another page of the same thing): the last
+ * answer stays on screen until the new one arrives, so nothing blanks and the scroll position
+ * holds. Another thing altogether (another run) is another component instance, with no data.
  */
 export function usePoll<T>(key: string, load: (signal: AbortSignal) => Promise<Result<T>>): Polled<T> {
   const [state, setState] = useState<Polled<T>>({ data: null, headers: null, problem: null, at: null });
@@ -25,7 +27,6 @@ export function usePoll<T>(key: string, load: (signal: AbortSignal) => Promise<R
     let timer: ReturnType<typeof setTimeout> | undefined;
     let inFlight: AbortController | null = null;
     let stopped = false;
-    setState({ data: null, headers: null, problem: null, at: null });
 
     const tick = async () => {
       timer = undefined;
