@@ -386,7 +386,10 @@ t.test('the completion panel shows each problem with the fix the bridge gives it
 t.test('events page newest first, older pages on demand, back to newest', async (t) => {
   const total = liveEvents;
   const older = page.getByRole('button', { name: 'Older events' }).first();
-  t.match(await eventsLine.textContent(), `Events #${total - 50}–#${total - 1} of ${total}, newest first (live)`);
+  t.match(
+    await eventsLine.textContent(),
+    `Events #${total - 50}–#${total - 1} of ${total}, newest first (live)`,
+  );
   const newest = await seqs();
   t.equal(newest.length, 50);
   t.same(newest.slice(0, 2), [total - 1, total - 2], 'newest first');
