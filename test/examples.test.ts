@@ -150,7 +150,7 @@ t.test('examples/minimal-run: an empty directory to run.completed, all 14 nodes'
     nodes.every((n) => n.state === 'passed' || (n.state === 'skipped' && n.skipReason)),
     'every other node skipped with its reason',
   );
-  followsExplain(t, stdout, { '<test-command>': 'node --test' });
+  followsExplain(t, stdout, { '(test-command)': 'node --test' });
   await expectOnlyWrittenJson(t, join(dir, 'evidence'), [
     'proof/ignored-files.json',
     'proof/proof.json',
@@ -172,9 +172,9 @@ t.test('examples/commissioned-run: pack, trust store and reviewer committed, to 
   const runId = 'commissioned-1';
   const { dir, stdout, stderr } = await runExample(t, 'commissioned-run', { ...credentials, RUN_ID: runId });
   followsExplain(t, stdout, {
-    '<private-key-file>': join(dir, 'keys/alice-1.key.pem'),
-    '<key-id>': 'alice-1',
-    '<roster-file>': join(dir, 'roster.json'),
+    '(private-key-file)': join(dir, 'keys/alice-1.key.pem'),
+    '(key-id)': 'alice-1',
+    '(roster-file)': join(dir, 'roster.json'),
   });
   const repo = join(dir, 'project');
   await expectOnlyWrittenJson(t, join(repo, 'evidence'), WRITTEN_BY_HARNESS);

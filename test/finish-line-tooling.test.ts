@@ -214,7 +214,7 @@ t.test(
     t.equal(ready.stdout, 'ready to complete');
     t.match(
       ready.stderr,
-      `note: the content rules were not run; \`harness explain ${f.runId} --artifact-root <artifact-root>\``,
+      `note: the content rules were not run; \`harness explain ${f.runId} --artifact-root (artifact-root)\``,
       'without the root, ready says the content rules were not run',
     );
     const readyJson = await harness(['explain', f.runId, '--json'], env);
@@ -282,7 +282,7 @@ t.test('explain --artifact-root adds the local content-validator verdict', async
   t.match(r.stdout, /^local: proof: proof\/proof.json status is failed/m);
   t.ok(
     r.stdout.includes(
-      `proof.json status is failed, not passed\n  fix: harness proof run --run ${f.runId} --artifact-root ${f.root} -- <test-command> && harness node pass ${f.runId} prove --artifact proof/proof.json`,
+      `proof.json status is failed, not passed\n  fix: harness proof run --run ${f.runId} --artifact-root ${f.root} -- (test-command) && harness node pass ${f.runId} prove --artifact proof/proof.json`,
     ),
     'the fix runs the proof again under the real root and claims it',
   );

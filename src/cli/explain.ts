@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { placeholder } from '../contract/command-line.js';
 import { type QuarantinedRunReadT, RUN_ID_PATTERN, type RunReadT } from '../contract/index.js';
 import { factsFromView, partialApprovalsNote } from '../validators/facts-from-view.js';
 import { localArtifactProblems } from '../validators/local-artifact-check.js';
@@ -101,7 +102,7 @@ export function registerExplain(program: Command): void {
       // packet, ...) run at run.completed, or here under the artifact root.
       if (steps.length === 0 && run.status !== 'completed' && local === null)
         process.stderr.write(
-          `note: the content rules were not run; \`harness explain ${runId} --artifact-root <artifact-root>\` runs them as run.completed will\n`,
+          `note: the content rules were not run; \`harness explain ${runId} --artifact-root ${placeholder('artifact-root')}\` runs them as run.completed will\n`,
         );
       print(steps, run.status === 'completed' ? 'completed' : 'ready to complete');
     });

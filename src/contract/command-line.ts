@@ -11,13 +11,17 @@ export function shellQuote(word: string): string {
 }
 
 /**
- * Placeholders the operator replaces before a denial can run. A parenthesis where a word belongs is
- * a syntax error in every POSIX shell (bash, dash, zsh), so the command as shown runs nothing:
- * `<name>` would parse as a redirection and could create or read a file instead.
+ * A word only the person can supply (a reason, the test command, a URL). A parenthesis where a
+ * word belongs is a syntax error in every POSIX shell (bash, dash, zsh), so a command pasted
+ * without filling it in runs nothing: `<name>` would parse as a redirection and, with a file of
+ * that name in the directory, run the command with the word left out.
  */
+export const placeholder = (name: string): string => `(${name})`;
+
+/** Placeholders the operator replaces before a denial can run. */
 export const DENY_PLACEHOLDERS = {
-  failureReason: '(why-the-node-fails)',
-  recoveryPath: '(what-happens-next)',
+  failureReason: placeholder('why-the-node-fails'),
+  recoveryPath: placeholder('what-happens-next'),
 } as const;
 
 /**

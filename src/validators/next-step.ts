@@ -1,4 +1,4 @@
-import { approveCommand, shellQuote as q } from '../contract/command-line.js';
+import { approveCommand, placeholder as hole, shellQuote as q } from '../contract/command-line.js';
 import type { NodeId } from '../contract/index.js';
 import type { RunFacts } from './facts.js';
 import type { Problem, ProblemKind } from './problem.js';
@@ -18,12 +18,6 @@ export interface FixContext {
   facts: RunFacts;
   root: string | null;
 }
-
-/**
- * A word only the user can supply (the test command, a reason, a URL). It starts with `<`, so a
- * fix pasted without filling it in fails in the shell (no such file) and sends nothing.
- */
-const hole = (name: string) => `<${name}>`;
 
 /** Where a problem no command clears is explained (the anchor is the problem's kind). */
 const doc = (kind: ProblemKind) => `see docs/next-steps.md#${kind}`;

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
@@ -44,7 +45,7 @@ const approval = (nodeId: 'redzone' | 'implement', scope = "deploy to prod's clu
   decidedAt: null,
 });
 
-const PROVE = `harness proof run --run ${RUN} --artifact-root ${QROOT} -- <test-command> && harness node pass ${RUN} prove --artifact proof/proof.json`;
+const PROVE = `harness proof run --run ${RUN} --artifact-root ${QROOT} -- (test-command) && harness node pass ${RUN} prove --artifact proof/proof.json`;
 const doc = (kind: string) => `see docs/next-steps.md#${kind}`;
 
 const CASES: Record<
@@ -59,7 +60,7 @@ const CASES: Record<
   'node-skipped-without-reason': {
     problem: { kind: 'node-skipped-without-reason', nodeId: 'design-anchors' },
     nodeId: 'design-anchors',
-    fix: `harness node skip ${RUN} design-anchors --reason <why-it-does-not-apply>`,
+    fix: `harness node skip ${RUN} design-anchors --reason (why-it-does-not-apply)`,
   },
   'artifact-node-failed': {
     problem: { kind: 'artifact-node-failed', nodeId: 'implement', path: 'session/events.jsonl' },
@@ -83,7 +84,7 @@ const CASES: Record<
       path: 'qa/break-it-results.md',
     },
     nodeId: 'qa-break-it',
-    fix: `harness node skip ${RUN} qa-break-it --reason <why-it-does-not-apply>`,
+    fix: `harness node skip ${RUN} qa-break-it --reason (why-it-does-not-apply)`,
   },
   'approval-pending': {
     problem: {
@@ -109,7 +110,7 @@ const CASES: Record<
   'self-heal-unresolved': {
     problem: { kind: 'self-heal-unresolved' },
     nodeId: 'self-heal',
-    fix: `harness emit ${RUN} self_heal.pr_opened self-heal 'pull request opened' --self-heal-pr-url <pull-request-url>`,
+    fix: `harness emit ${RUN} self_heal.pr_opened self-heal 'pull request opened' --self-heal-pr-url (pull-request-url)`,
   },
   'self-heal-unproven': {
     problem: { kind: 'self-heal-unproven' },
@@ -135,7 +136,7 @@ const CASES: Record<
   'route-binding': {
     problem: { kind: 'route-binding' },
     nodeId: 'route',
-    fix: `harness route write ${RUN} --artifact-root ${QROOT} --work-type <work-type> --goal <goal> && harness node pass ${RUN} route --artifact custom/route.json`,
+    fix: `harness route write ${RUN} --artifact-root ${QROOT} --work-type (work-type) --goal (goal) && harness node pass ${RUN} route --artifact custom/route.json`,
   },
   'run-packet': {
     problem: { kind: 'run-packet' },
@@ -143,11 +144,11 @@ const CASES: Record<
   },
   review: {
     problem: { kind: 'review' },
-    fix: `harness review sign --run ${RUN} --artifact-root ${QROOT} --key <private-key-file> --key-id <key-id> --roster <roster-file>`,
+    fix: `harness review sign --run ${RUN} --artifact-root ${QROOT} --key (private-key-file) --key-id (key-id) --roster (roster-file)`,
   },
   'review-signature': {
     problem: { kind: 'review-signature' },
-    fix: `harness review sign --run ${RUN} --artifact-root ${QROOT} --key <private-key-file> --key-id <key-id> --roster <roster-file>`,
+    fix: `harness review sign --run ${RUN} --artifact-root ${QROOT} --key (private-key-file) --key-id (key-id) --roster (roster-file)`,
   },
   'production-readiness': {
     problem: { kind: 'production-readiness' },
@@ -179,6 +180,27 @@ t.test('every kind has its fix, naming this run, its node and its artifact path'
   }
 });
 
+t.test('a fix pasted with a placeholder left in runs nothing; filled in, it parses', async (t) => {
+  // `sh -n` parses without running: a placeholder is a syntax error, never a redirection.
+  const parses = (line: string) => {
+    try {
+      execFileSync('sh', ['-n', '-c', line], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const commands = Object.values(CASES)
+    .map((c) => c.fix)
+    .filter((fix) => fix.startsWith('harness '));
+  const withHoles = commands.filter((fix) => /\([a-z-]+\)/.test(fix));
+  t.ok(withHoles.length >= 5, `${withHoles.length} fixes have a placeholder`);
+  for (const fix of withHoles) {
+    t.notOk(parses(fix), `refused as shown: ${fix}`);
+    t.ok(parses(fix.replaceAll(/\(([a-z-]+)\)/g, "'$1'")), `parses filled in: ${fix}`);
+  }
+});
+
 t.test('a fix that sends the docs names a section that exists', async (t) => {
   const page = await readFile(join(ROOT, 'docs/next-steps.md'), 'utf8');
   const sections = new Set([...page.matchAll(/^## (\S+)$/gm)].map((m) => m[1]));
@@ -191,7 +213,7 @@ t.test('a fix that sends the docs names a section that exists', async (t) => {
 
 t.test('the artifact root is filled in only where the reader knows it', async (t) => {
   const step = nextStep({ kind: 'proof', text: 'proof: x' }, { facts: facts(), root: null });
-  t.equal(step.fix.split(' ')[6], '<artifact-root>', 'a run view never shows an absolute path');
+  t.equal(step.fix.split(' ')[6], '(artifact-root)', 'a run view never shows an absolute path');
 });
 
 t.test('a pending approval names its node only when owner and scope do not tell it apart', async (t) => {

@@ -56,7 +56,7 @@ t.test('reports structural, approval, drift and content problems without complet
   });
   t.equal(
     stepOf('required artifact proof/proof.json of node prove is not verified')?.fix,
-    `harness proof run --run ${runId} --artifact-root ${root} -- <test-command> && harness node pass ${runId} prove --artifact proof/proof.json`,
+    `harness proof run --run ${runId} --artifact-root ${root} -- (test-command) && harness node pass ${runId} prove --artifact proof/proof.json`,
     'the root the session knows is filled in',
   );
   t.equal(
