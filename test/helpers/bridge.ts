@@ -7,6 +7,7 @@ import { finishLineGateFactory } from '../../src/cli/bridge.js';
 import { type RunningBridge, type StartOptions, startBridge } from '../../src/server/start.js';
 import { trustStoreDigest } from '../../src/server/trust-pin.js';
 import { runPaths } from '../../src/storage/paths.js';
+import { copyOfRepository } from './repository-template.js';
 
 export interface TestEnv {
   dir: string;
@@ -71,7 +72,8 @@ export async function makeTestEnv(): Promise<TestEnv> {
   const dataDir = join(dir, 'data');
   const artifactRoot = join(dir, 'artifacts');
   await mkdir(artifactRoot, { recursive: true });
-  const pin = await makeTrustRepo(repo);
+  // Copied: the same empty store and commit for every env, without three git children each.
+  const pin = await copyOfRepository('empty trust store', (r) => makeTrustRepo(r), repo);
   return {
     dir,
     repo,

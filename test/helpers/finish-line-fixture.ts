@@ -17,12 +17,14 @@ import type { FinishLineEnv, RunFacts } from '../../src/validators/facts.js';
 import { type FinishLineResult, runFinishLine } from '../../src/validators/finish-line.js';
 import { ignoredListingPath, listIgnoredFiles } from '../../src/validators/ignored-files.js';
 import { trustPinOf } from '../../src/validators/trust-store.js';
+import { copyOfRepository } from './repository-template.js';
 
 /**
- * A known-good finish-line fixture built from scratch per test: a temp git repository with a
- * failing pre-fix commit and a passing post-fix commit, a committed and pinned trust store with an
- * enrolled reviewer key, and an artifact root (inside the repository, untracked) holding a route,
- * proof, layer assessment, RCA, review signed with the real tooling, and a v3 packet.
+ * A known-good finish-line fixture per test: a temp git repository (a copy of one made per process)
+ * with a failing pre-fix commit and a passing post-fix commit, a committed and pinned trust store
+ * with an enrolled reviewer key (the same key in every fixture of a process), and an artifact root
+ * (inside the repository, untracked) holding a route, proof, layer assessment, RCA, review signed
+ * with the real tooling, and a v3 packet.
  */
 export interface Fixture {
   runId: string;
@@ -64,18 +66,19 @@ export function roster(): RosterInput {
   };
 }
 
-export async function buildFixture(
-  t: { teardown(fn: () => unknown): void },
-  opts: FixtureOptions = {},
-): Promise<Fixture> {
-  const commissioned = opts.commissioned ?? true;
-  const corrective = opts.corrective ?? true;
-  const base = await realpath(await mkdtemp(join(tmpdir(), 'hb-finish-')));
-  t.teardown(() => rm(base, { recursive: true, force: true }));
-  const repo = join(base, 'repo');
-  const root = join(repo, 'artifacts');
+/** The commits of the fixture's repository and the reviewer key its trust store enrolls. */
+interface Template {
+  keyId: string;
+  privateKeyPem: string;
+  publicKeyPem: string;
+  store: object;
+  preFix: string;
+  postFix: string;
+}
+
+/** Made once per test process and copied for each fixture (repository-template.ts). */
+async function makeRepository(repo: string): Promise<Template> {
   await mkdir(join(repo, 'controls'), { recursive: true });
-  await mkdir(root);
   const git = async (...args: string[]) => (await execa('git', args, { cwd: repo })).stdout.trim();
   await git('init', '-q', '-b', 'main');
   await git('config', 'user.email', 'fixture@example.invalid');
@@ -100,6 +103,26 @@ export async function buildFixture(
   await writeFile(join(repo, 'app.js'), 'export const add = (a, b) => a + b;\n');
   await git('commit', '-q', '-am', 'fix add');
   const postFix = await git('rev-parse', 'HEAD');
+  return { keyId, privateKeyPem, publicKeyPem, store, preFix, postFix };
+}
+
+export async function buildFixture(
+  t: { teardown(fn: () => unknown): void },
+  opts: FixtureOptions = {},
+): Promise<Fixture> {
+  const commissioned = opts.commissioned ?? true;
+  const corrective = opts.corrective ?? true;
+  const base = await realpath(await mkdtemp(join(tmpdir(), 'hb-finish-')));
+  t.teardown(() => rm(base, { recursive: true, force: true }));
+  const repo = join(base, 'repo');
+  const root = join(repo, 'artifacts');
+  const { keyId, privateKeyPem, publicKeyPem, store, preFix, postFix } = await copyOfRepository(
+    'finish-line fixture',
+    makeRepository,
+    repo,
+  );
+  await mkdir(root);
+  const git = async (...args: string[]) => (await execa('git', args, { cwd: repo })).stdout.trim();
 
   const runId = 'run-fixture-1';
   const A = DEFAULT_ARTIFACT_BY_NODE;

@@ -1,0 +1,35 @@
+import { rmSync } from 'node:fs';
+import { cp, mkdtemp, realpath } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const made = new Map<string, Promise<{ repo: string; value: unknown }>>();
+
+/**
+ * A copy at `dest` of the repository `make` builds, which runs once per test process for each
+ * `name`; resolves with what `make` returned. Every git child a test process starts is a fork of
+ * that process, and a group file's process holds hundreds of megabytes: each fork cost it 30 to 70
+ * ms of CPU, and the repositories tests made afresh (git init, add, commit, rev-parse) were most of
+ * the CPU of the finish-line and storage groups (docs/performance.md, "Test suite duration"). A
+ * copy holds the same bytes, so the same commits; a test that needs other ones still makes them.
+ * `make` must give the same repository on every call: `name` stands for it.
+ */
+export async function copyOfRepository<T>(
+  name: string,
+  make: (repo: string) => Promise<T>,
+  dest: string,
+): Promise<T> {
+  let template = made.get(name);
+  if (template === undefined) {
+    template = (async () => {
+      const base = await realpath(await mkdtemp(join(tmpdir(), 'harness-template-')));
+      process.once('exit', () => rmSync(base, { recursive: true, force: true }));
+      const repo = join(base, 'repo');
+      return { repo, value: await make(repo) };
+    })();
+    made.set(name, template);
+  }
+  const { repo, value } = await template;
+  await cp(repo, dest, { recursive: true });
+  return value as T;
+}
