@@ -31,6 +31,7 @@ import {
 } from '../src/validators/git.js';
 import { commitFiles, gitIn } from './helpers/bridge.js';
 import { forgeIndexEntry } from './helpers/forged-index.js';
+import { copyOfRepository } from './helpers/repository-template.js';
 
 /**
  * The agent writes to the operator's repository: `.git/config`, `.git/info/*`, attributes, the
@@ -61,10 +62,19 @@ async function repository(t: Test, dir?: string): Promise<Hostile> {
   const markers = join(base, 'markers');
   await mkdir(markers);
   const repo = join(base, dir ?? 'repo');
-  await mkdir(repo);
-  const first = await commitFiles(repo, { 'a.txt': 'one\n' }, true);
   const store = '{"schema":"harness.review-trust.v1","keys":[]}\n';
-  const head = await commitFiles(repo, { [TRUST_PATH]: store });
+  // Made once and copied (helpers/repository-template.ts); each test makes its copy hostile.
+  const { first, head } = await copyOfRepository(
+    'hostile base',
+    async (r) => {
+      await mkdir(r);
+      return {
+        first: await commitFiles(r, { 'a.txt': 'one\n' }, true),
+        head: await commitFiles(r, { [TRUST_PATH]: store }),
+      };
+    },
+    repo,
+  );
   const pin = trustStoreDigest(store);
   const git = gitIn(repo);
   return { repo, markers, first, head, pin, git, touch: (name) => `touch '${join(markers, name)}'` };
