@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import { cp, mkdtemp, realpath } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execa } from '#execa';
 
 const made = new Map<string, Promise<{ repo: string; value: unknown }>>();
 
@@ -13,6 +14,11 @@ const made = new Map<string, Promise<{ repo: string; value: unknown }>>();
  * the CPU of the finish-line and storage groups (docs/performance.md, "Test suite duration"). A
  * copy holds the same bytes, so the same commits; a test that needs other ones still makes them.
  * `make` must give the same repository on every call: `name` stands for it.
+ *
+ * A copied file has another inode and ctime than its index entry records, so git would take every
+ * tracked file for possibly modified (a sparse checkout then leaves them in place instead of
+ * removing them): the copy's index is refreshed, one git child, to match its files as the
+ * template's matched its own.
  */
 export async function copyOfRepository<T>(
   name: string,
@@ -31,5 +37,6 @@ export async function copyOfRepository<T>(
   }
   const { repo, value } = await template;
   await cp(repo, dest, { recursive: true });
+  await execa('git', ['update-index', '-q', '--refresh'], { cwd: dest });
   return value as T;
 }
