@@ -186,7 +186,7 @@ const completeRun = async (id: string) => {
   const done = await complete(b, id);
   if (done.status !== 201) throw new Error(`${id} did not complete: ${JSON.stringify(done.body)}`);
 };
-// Creation order first (the runs list is oldest first), then the runs in parallel, as the bridge
+// Creation order first (the runs list can sort by it), then the runs in parallel, as the bridge
 // allows; the web app is built meanwhile, fresh into a temp dir so the test never reads a stale dist/ui.
 for (const id of [LIVE_RUN, COMPLETED_RUN, DRIFTED_RUN]) {
   const created = await bridge.req('POST', '/runs', {
@@ -256,14 +256,14 @@ const UNKNOWN_FACTS = { 'Current node': '—', Events: '—', Commissioned: '—
 const QUARANTINED_EVENTS = 'Events are not shown: this run is quarantined, so its record is not trusted.';
 
 t.test('the runs list shows every seeded run with the bridge’s status, mode, node and counts', async (t) => {
-  await page.goto(`${ui.origin}/`);
+  await page.goto(`${ui.origin}/#/?sort=created`);
   await page.locator('table.runs tbody tr').nth(4).waitFor();
   const rows = page.locator('table.runs tbody tr');
   t.equal(await rows.count(), 5);
   t.same(
     await rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-run-id'))),
-    [TAMPERED_RUN, LIVE_RUN, COMPLETED_RUN, DRIFTED_RUN, LONG_TEXTS_RUN],
-    'creation order',
+    [LONG_TEXTS_RUN, DRIFTED_RUN, COMPLETED_RUN, LIVE_RUN, TAMPERED_RUN],
+    'newest created first',
   );
   const cells = (id: string) =>
     page

@@ -25,6 +25,7 @@ const SCOPE = "ship v2's API";
 const FAILURE = 'terraform plan failed: provider pin drifted';
 const RECOVERY = 'pin the provider and re-plan';
 const QUIET_RUN = 'triage-quiet';
+const REPLAY_RUN = 'triage-replay';
 const LONG_EVENTS = 300;
 /** The long run's one failure, the event the "jump to first failure" button must reach. */
 const LONG_FAILURE_SEQ = 20;
@@ -76,6 +77,9 @@ await post(APPROVAL_RUN, {
   approvalScope: SCOPE,
   message: 'production deploy needs sign-off',
 });
+await post(REPLAY_RUN, { runMode: 'replay', eventSource: 'database', message: 'replaying intake' });
+// The quiet run, second oldest, is the one last active: the runs list's default order says so.
+await post(QUIET_RUN, { type: 'gate.fired', message: 'still here' });
 
 const work = await mkdtemp(join(tmpdir(), 'harness-ui-triage-'));
 await buildWeb(join(work, 'web'));
@@ -123,6 +127,64 @@ t.test('the runs list starts with what needs a person, in every run', async (t) 
     await band.locator(`a[href="#/runs/${QUIET_RUN}"]`).count(),
     0,
     'a run needing nothing is not listed',
+  );
+});
+
+const rowIds = () =>
+  page.locator('table.runs tbody tr').evaluateAll((els) => els.map((e) => e.getAttribute('data-run-id')));
+/** Waits for the list to show `ids`: a changed view is a new hash, then a new render. */
+async function rowsBecome(ids: string[]) {
+  for (let i = 0; i < 50 && JSON.stringify(await rowIds()) !== JSON.stringify(ids); i++)
+    await page.waitForTimeout(100);
+  return rowIds();
+}
+
+t.test('the runs list: newest activity first, a sort switch, filters in the URL, counts', async (t) => {
+  await page.goto(`${ui.origin}/`);
+  await page.locator('table.runs tbody tr').nth(5).waitFor();
+  t.same(
+    await rowIds(),
+    [QUIET_RUN, REPLAY_RUN, APPROVAL_RUN, REFUSED_RUN, FAILED_RUN, LONG_RUN],
+    'by last update: the quiet run moved last, though created second',
+  );
+  t.match(await page.locator('table.runs caption').textContent(), 'Runs 1–6 of 6, newest activity first');
+  t.equal(await page.locator('.sort-switch [aria-current="true"]').textContent(), 'Last update');
+  await page.locator('.sort-switch').getByRole('link', { name: 'Created' }).click();
+  t.same(await rowsBecome([REPLAY_RUN, APPROVAL_RUN, REFUSED_RUN, FAILED_RUN, QUIET_RUN, LONG_RUN]), [
+    REPLAY_RUN,
+    APPROVAL_RUN,
+    REFUSED_RUN,
+    FAILED_RUN,
+    QUIET_RUN,
+    LONG_RUN,
+  ]);
+  t.equal(page.url(), `${ui.origin}/#/?sort=created`);
+  // The counts are the bridge's statuses, every status named.
+  const listed = (await bridge.req('GET', '/runs?limit=50')).body['runs'] as { status: string }[];
+  const expected = ['running', 'blocked', 'completed', 'quarantined'].map(
+    (s) => `${s.replace('_', ' ')} ${listed.filter((r) => r.status === s).length}`,
+  );
+  t.same(
+    (await page.locator('.status-counts li').allTextContents()).map((x) => x.replace(/\s+/g, ' ').trim()),
+    expected,
+  );
+  await page.locator('select[name="status"]').selectOption('blocked');
+  t.same(await rowsBecome([REFUSED_RUN]), [REFUSED_RUN]);
+  t.equal(page.url(), `${ui.origin}/#/?sort=created&status=blocked`);
+  await page.goto(`${ui.origin}/#/?mode=replay`);
+  t.same(await rowsBecome([REPLAY_RUN]), [REPLAY_RUN], 'a link reproduces the view');
+  t.equal(await page.locator('select[name="mode"]').inputValue(), 'replay', 'and its controls');
+  await page.goto(`${ui.origin}/#/`);
+  await page.locator('input[name="pending"]').check();
+  t.same(await rowsBecome([APPROVAL_RUN]), [APPROVAL_RUN]);
+  t.equal(page.url(), `${ui.origin}/#/?pending=1`);
+  await page.locator('select[name="quarantined"]').selectOption('only');
+  await page.getByText('No run matches these filters.').waitFor();
+  t.equal(page.url(), `${ui.origin}/#/?pending=1&quarantined=only`);
+  await page.getByRole('link', { name: 'Clear the filters' }).click();
+  t.equal(
+    (await rowsBecome([QUIET_RUN, REPLAY_RUN, APPROVAL_RUN, REFUSED_RUN, FAILED_RUN, LONG_RUN])).length,
+    6,
   );
 });
 

@@ -1,102 +1,71 @@
-import { useState } from 'preact/hooks';
-import { getJson, query, type RunsBody } from './api.js';
 import { BridgeStatus } from './BridgeStatus.js';
-import { formatAgo, formatTime, label, REVERIFICATION_DUE_TITLE, runFacts } from './format.js';
 import { usePoll } from './hooks.js';
 import { RunsNeedYou } from './NeedsYou.js';
+import { RunsFilters } from './RunsFilters.js';
+import { RunsTable } from './RunsTable.js';
 import { loadRunWindow, WINDOW } from './run-window.js';
+import { parseRunsQuery, runsHash, statusCounts, triageRuns } from './runs-triage.js';
 
 const PAGE = 25;
 
-export function RunsList() {
-  const [cursor, setCursor] = useState(0);
-  const polled = usePoll(`runs:${cursor}`, (signal) =>
-    getJson<RunsBody>(`/runs${query({ limit: PAGE, cursor: cursor || null })}`, signal),
-  );
-  const windowRuns = usePoll('runs:window', (signal) => loadRunWindow(WINDOW, signal));
+/**
+ * The runs list for triage. It reads the WINDOW most recently created runs (the bridge pages in
+ * creation order and opens no run for a listing) and sorts and filters them here: the view is in
+ * the URL (`search`), so a link reproduces it.
+ */
+export function RunsList({ search }: { search: string }) {
+  const polled = usePoll('runs:window', (signal) => loadRunWindow(WINDOW, signal));
   document.title = 'Runs · Harness';
-  const runs = polled.data?.runs ?? [];
-  const total = Number(polled.headers?.get('x-harness-page-total') ?? runs.length);
-  const next = polled.headers?.get('x-harness-next-cursor') ?? null;
+  const q = parseRunsQuery(search);
+  const all = polled.data?.runs ?? [];
+  const total = polled.data?.total ?? 0;
+  const shown = triageRuns(all, q);
+  const pages = Math.max(1, Math.ceil(shown.length / PAGE));
+  const page = Math.min(q.page, pages);
+  const from = (page - 1) * PAGE;
+  const rows = shown.slice(from, from + PAGE);
+  const filtered = shown.length !== all.length;
+  const order = q.sort === 'updated' ? 'newest activity first' : 'newest created first';
   return (
     <section aria-labelledby="runs-heading">
       <h1 id="runs-heading">Runs</h1>
       <BridgeStatus problem={polled.problem} at={polled.at} />
-      <RunsNeedYou runs={windowRuns.data?.runs ?? []} />
-      {polled.data && runs.length === 0 && <p>No runs yet. Runs appear here as agents post events.</p>}
-      {runs.length > 0 && (
-        <div class="table-wrap">
-          <table class="runs">
-            <caption>
-              Runs {cursor + 1}–{cursor + runs.length} of {total}, oldest first
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Run</th>
-                <th scope="col">Status</th>
-                <th scope="col">Mode</th>
-                <th scope="col">Current node</th>
-                <th scope="col">Events</th>
-                <th scope="col">Pending approvals</th>
-                <th scope="col">Last update</th>
-              </tr>
-            </thead>
-            <tbody>
-              {runs.map((run) => {
-                const facts = runFacts(run);
-                const pending = facts.pendingApprovals;
-                return (
-                  <tr key={run.id} data-run-id={run.id}>
-                    <th scope="row">
-                      <a href={`#/runs/${encodeURIComponent(run.id)}`}>{run.id}</a>
-                      {run.title && <div class="muted">{run.title}</div>}
-                    </th>
-                    <td data-label="Status">
-                      <span class={`badge s-${run.status}`}>{label(run.status)}</span>
-                      {run.reverificationDue && (
-                        <div class="muted" title={REVERIFICATION_DUE_TITLE}>
-                          as recorded; re-verified when opened
-                        </div>
-                      )}
-                    </td>
-                    <td data-label="Mode">{run.runMode ?? '—'}</td>
-                    <td data-label="Current node">{facts.currentNode}</td>
-                    <td data-label="Events" class="num">
-                      {facts.events}
-                    </td>
-                    <td data-label="Pending approvals" class="num">
-                      {pending === null ? (
-                        '—'
-                      ) : pending > 0 ? (
-                        <strong class="attention">{pending}</strong>
-                      ) : (
-                        0
-                      )}
-                    </td>
-                    <td data-label="Last update">
-                      {facts.updatedAt === null ? (
-                        '—'
-                      ) : (
-                        <time dateTime={facts.updatedAt} title={formatTime(facts.updatedAt)}>
-                          {formatAgo(facts.updatedAt)}
-                        </time>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+      <RunsNeedYou runs={all} />
+      {polled.data && all.length === 0 && <p>No runs yet. Runs appear here as agents post events.</p>}
+      {all.length > 0 && <RunsFilters q={q} counts={statusCounts(all)} />}
+      {total > all.length && (
+        <p class="muted" data-window-note>
+          Sorted, filtered and counted in this browser over the {all.length} most recently created of {total}{' '}
+          runs; older runs are not listed here.
+        </p>
+      )}
+      {all.length > 0 && rows.length === 0 && (
+        <p>
+          No run matches these filters. <a href="#/">Clear the filters</a>
+        </p>
+      )}
+      {rows.length > 0 && (
+        <RunsTable
+          runs={rows}
+          caption={`Runs ${from + 1}–${from + rows.length} of ${shown.length}${filtered ? ' matching' : ''}, ${order}`}
+        />
       )}
       <nav class="pager" aria-label="Runs pages">
-        <button type="button" disabled={cursor === 0} onClick={() => setCursor(Math.max(0, cursor - PAGE))}>
+        <button
+          type="button"
+          disabled={page <= 1}
+          onClick={() => {
+            location.hash = runsHash({ ...q, page: page - 1 });
+          }}
+        >
           Previous runs
         </button>
         <button
           type="button"
-          disabled={next === null}
-          onClick={() => next !== null && setCursor(Number(next))}
+          disabled={page >= pages}
+          onClick={() => {
+            location.hash = runsHash({ ...q, page: page + 1 });
+          }}
         >
           Next runs
         </button>

@@ -65,8 +65,8 @@ export function usePoll<T>(key: string, load: (signal: AbortSignal) => Promise<R
   return state;
 }
 
-/** `#/runs/<id>` or the runs list; anything else is the list. */
-export type Route = { page: 'runs' } | { page: 'run'; id: string };
+/** `#/runs/<id>`, or the runs list with its view in the query (`#/?sort=created`); anything else is the list. */
+export type Route = { page: 'runs'; search: string } | { page: 'run'; id: string };
 
 export function parseHash(hash: string): Route {
   const m = /^#\/runs\/([^/?#]+)$/.exec(hash);
@@ -74,10 +74,11 @@ export function parseHash(hash: string): Route {
     try {
       return { page: 'run', id: decodeURIComponent(m[1]) };
     } catch {
-      return { page: 'runs' };
+      return { page: 'runs', search: '' };
     }
   }
-  return { page: 'runs' };
+  const q = /^#\/\?(.*)$/.exec(hash);
+  return { page: 'runs', search: q?.[1] ?? '' };
 }
 
 export function useRoute(): Route {

@@ -5,6 +5,7 @@ import { RunPage } from './RunPage.js';
 import { RunsList } from './RunsList.js';
 import './styles.css';
 import './run.css';
+import './runs.css';
 
 function App() {
   const route = useRoute();
@@ -22,7 +23,11 @@ function App() {
         <span class="muted">read-only view of the local bridge</span>
       </header>
       <main id="main" ref={main} tabIndex={-1}>
-        {route.page === 'run' ? <RunPage key={route.id} runId={route.id} /> : <RunsList />}
+        {route.page === 'run' ? (
+          <RunPage key={route.id} runId={route.id} />
+        ) : (
+          <RunsList search={route.search} />
+        )}
       </main>
     </>
   );
