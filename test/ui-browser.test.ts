@@ -522,13 +522,66 @@ t.test('polling runs every 2 s, pauses while hidden, and fits a narrow window', 
   await page.evaluate(setHidden(false));
   await back;
   t.pass('polls at once when shown again');
+});
+
+/**
+ * What is wider than the window at 420 px: the page itself, any element reaching past its right
+ * edge, and any box that scrolls sideways inside it (a table in a scrolling wrapper fits the page
+ * while its columns are off-screen).
+ */
+const NARROW_PROBE = `(() => {
+  const w = document.documentElement.clientWidth;
+  const wide = [...document.querySelectorAll('body *')].filter((e) => {
+    const r = e.getBoundingClientRect();
+    // A visually hidden text (1 px, clipped: a digest's whole value) widens nothing.
+    if (r.width <= 1 || r.height <= 1) return false;
+    return r.right > w + 0.5 || (getComputedStyle(e).overflowX !== 'visible' && e.scrollWidth > e.clientWidth + 1);
+  });
+  return { over: document.documentElement.scrollWidth - w, wide: wide.slice(0, 5).map((e) => e.tagName + '.' + e.className) };
+})()`;
+
+t.test('at 420 px nothing is wider than the window: tables are cards, digests shortened', async (t) => {
   await page.setViewportSize({ width: 420, height: 900 });
   for (const path of ['/', `/#/runs/${LIVE_RUN}`]) {
     await page.goto(`${ui.origin}${path}`);
-    await page.locator(path === '/' ? 'table.runs' : '.lane').waitFor();
-    const overflow = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
-    t.equal(overflow, 0, `no sideways scroll at 420 px on ${path}`);
+    await page
+      .locator(path === '/' ? 'table.runs tbody tr' : 'table.artifacts tbody tr')
+      .first()
+      .waitFor();
+    await page
+      .locator(path === '/' ? '.status-counts' : '.timeline > li')
+      .first()
+      .waitFor();
+    t.same(await page.evaluate(NARROW_PROBE), { over: 0, wide: [] }, `nothing overflows on ${path}`);
+    const table = path === '/' ? 'table.runs' : 'table.artifacts';
+    t.equal(await page.locator(`${table} thead`).isVisible(), false, `${table}: no header row`);
+    t.equal(
+      await page.evaluate(`getComputedStyle(document.querySelector('${table} tbody tr')).display`),
+      'block',
+      `${table}: each row a card`,
+    );
   }
+  const digest = page.locator('table.artifacts .digest').first();
+  const full = (await digest.getAttribute('data-digest')) ?? '';
+  t.match(full, /^[0-9a-f]{64}$/);
+  t.equal(await digest.locator('.digest-short').textContent(), `${full.slice(0, 10)}…${full.slice(-6)}`);
+  t.ok(((await digest.boundingBox())?.width ?? 999) < 200, 'shortened on screen');
+  await digest.focus();
+  t.equal(await digest.locator('.digest-short').isVisible(), false, 'on focus the short form gives way');
+  t.ok(((await digest.locator('.digest-full').boundingBox())?.width ?? 0) > 100, 'to the whole value');
+  t.same(await page.evaluate(NARROW_PROBE), { over: 0, wide: [] }, 'which wraps within the window');
+  // A copy of what is on screen carries the whole digest, never the shortened one.
+  const copied = await page.evaluate(`(() => {
+    const e = document.querySelector('table.artifacts .digest');
+    const range = document.createRange();
+    range.selectNodeContents(e.querySelector('.digest-short'));
+    getSelection().removeAllRanges();
+    getSelection().addRange(range);
+    const data = new DataTransfer();
+    e.dispatchEvent(new ClipboardEvent('copy', { clipboardData: data, bubbles: true, cancelable: true }));
+    return data.getData('text/plain');
+  })()`);
+  t.equal(copied, full);
   await page.setViewportSize({ width: 1280, height: 900 });
 });
 

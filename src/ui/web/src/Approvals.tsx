@@ -64,7 +64,7 @@ export function Approvals({
       )}
       {decided.length > 0 && (
         <div class="table-wrap">
-          <table class="decided">
+          <table class="decided cards">
             <caption>Decided approvals</caption>
             <thead>
               <tr>
@@ -79,14 +79,14 @@ export function Approvals({
             <tbody>
               {decided.map((a) => (
                 <tr key={`${a.nodeId}|${a.owner}|${a.scope}|${a.requestedSeq}`}>
-                  <td>{a.nodeId}</td>
-                  <td>{a.owner}</td>
-                  <td>{a.scope}</td>
-                  <td>
+                  <td data-label="Node">{a.nodeId}</td>
+                  <td data-label="Owner">{a.owner}</td>
+                  <td data-label="Scope">{a.scope}</td>
+                  <td data-label="Decision">
                     <span class={`badge s-${a.status}`}>{label(a.status)}</span>
                   </td>
-                  <td>{formatTime(a.requestedAt)}</td>
-                  <td>{formatTime(a.decidedAt)}</td>
+                  <td data-label="Requested">{formatTime(a.requestedAt)}</td>
+                  <td data-label="Decided">{formatTime(a.decidedAt)}</td>
                 </tr>
               ))}
             </tbody>

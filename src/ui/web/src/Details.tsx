@@ -1,5 +1,6 @@
 import type { ArtifactItem, NodeItem, RunDetail } from './api.js';
 import { Command } from './Command.js';
+import { Digest } from './Digest.js';
 import { formatBytes, formatTime } from './format.js';
 
 /** A quarantined record is never shown as complete: the banner comes first and says why. */
@@ -71,7 +72,7 @@ export function Artifacts({ artifacts, nodes }: { artifacts: ArtifactItem[]; nod
         <p class="muted">No artifacts written yet.</p>
       ) : (
         <div class="table-wrap">
-          <table class="artifacts">
+          <table class="artifacts cards">
             <caption>SHA-256 claims recorded in the authenticated journal</caption>
             <thead>
               <tr>
@@ -88,16 +89,18 @@ export function Artifacts({ artifacts, nodes }: { artifacts: ArtifactItem[]; nod
                 const node = nodes.find((n) => n.id === a.nodeId && n.artifact === a.path);
                 return (
                   <tr key={`${a.path}|${a.seq}`}>
-                    <td>
+                    <td data-label="Path">
                       <code>{a.path}</code>
                     </td>
-                    <td>{a.nodeId}</td>
-                    <td>{verifiedCell(a, node)}</td>
-                    <td>
-                      <code class="hash">{a.sha256}</code>
+                    <td data-label="Node">{a.nodeId}</td>
+                    <td data-label="Verified">{verifiedCell(a, node)}</td>
+                    <td data-label="SHA-256">
+                      <Digest value={a.sha256} />
                     </td>
-                    <td class="num">{formatBytes(a.size)}</td>
-                    <td>
+                    <td data-label="Size" class="num">
+                      {formatBytes(a.size)}
+                    </td>
+                    <td data-label="Written">
                       {formatTime(a.ts)} (#{a.seq})
                     </td>
                   </tr>

@@ -1,4 +1,5 @@
 import type { NodeItem } from './api.js';
+import { Digest } from './Digest.js';
 import { label } from './format.js';
 
 const MARK: Readonly<Record<string, string>> = {
@@ -46,9 +47,8 @@ export function NodeLane({ nodes, current }: { nodes: NodeItem[]; current: strin
             {node.approvalDrift.map((d) => (
               <span key={d.path} class="reason" data-approval-drift={d.path}>
                 Approval drift: <code>{d.path}</code> was {d.decision} (event {d.decidedSeq}) as{' '}
-                <code class="hash">{d.approvedSha256.slice(0, 12)}</code>, claimed since as{' '}
-                <code class="hash">{d.currentSha256.slice(0, 12)}</code> (event {d.currentSeq}); request the
-                approval again
+                <Digest value={d.approvedSha256} />, claimed since as <Digest value={d.currentSha256} />{' '}
+                (event {d.currentSeq}); request the approval again
               </span>
             ))}
           </li>

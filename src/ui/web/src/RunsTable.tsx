@@ -5,7 +5,7 @@ import { formatAgo, formatTime, label, REVERIFICATION_DUE_TITLE, runFacts } from
 export function RunsTable({ runs, caption }: { runs: RunSummary[]; caption: string }) {
   return (
     <div class="table-wrap">
-      <table class="runs">
+      <table class="runs cards">
         <caption>{caption}</caption>
         <thead>
           <tr>

@@ -1,5 +1,7 @@
+import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { EventItem, EventPage } from './api.js';
+import { Digest } from './Digest.js';
 import {
   choices,
   type EventFilter,
@@ -190,7 +192,7 @@ export function Timeline({ events, page, pinned, onPage, firstFailure }: Props) 
 }
 
 function EventDetails({ ev }: { ev: EventItem }) {
-  const rows: [string, string][] = [];
+  const rows: [string, ComponentChildren][] = [];
   if (ev.nodeState) rows.push(['node state', label(ev.nodeState)]);
   if (ev.skipReason) rows.push(['skip reason', ev.skipReason]);
   if (ev.failureReason) rows.push(['failure', ev.failureReason]);
@@ -198,7 +200,7 @@ function EventDetails({ ev }: { ev: EventItem }) {
   if (ev.approvalOwner) rows.push(['approval owner', ev.approvalOwner]);
   if (ev.approvalScope) rows.push(['approval scope', ev.approvalScope]);
   if (ev.artifact) rows.push(['artifact', ev.artifact]);
-  if (ev.claim) rows.push(['sha256', ev.claim.sha256]);
+  if (ev.claim) rows.push(['sha256', <Digest value={ev.claim.sha256} />]);
   // Rendered as text, never as a link: the URL is agent-supplied.
   if (ev.selfHealPrUrl) rows.push(['self-heal PR', ev.selfHealPrUrl]);
   if (rows.length === 0) return null;
