@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { Download, Request } from 'playwright-core';
 import t from 'tap';
 import { DENY_PLACEHOLDERS, shellQuote } from '../src/contract/command-line.js';
 import { ev, makeTestEnv, startTestBridge, type TestBridge } from './helpers/bridge.js';
@@ -333,4 +334,59 @@ t.test('events: an older page replaces the shown one without blanking or moving 
   t.ok(Math.abs(after - before) < 100, `the scroll position held (${before} px, then ${after} px)`);
   t.same((await seqs()).slice(0, 2), [249, 248]);
   await page.unroute(/eventCursor=200/);
+});
+
+t.test('export: the run’s events as JSONL and its view as JSON, read through the proxy', async (t) => {
+  await page.goto(`${ui.origin}/#/runs/${LONG_RUN}`);
+  const downloads: Download[] = [];
+  const requests: string[] = [];
+  const onDownload = (d: Download) => downloads.push(d);
+  const onRequest = (r: Request) => requests.push(`${r.method()} ${new URL(r.url()).pathname}`);
+  page.on('download', onDownload);
+  const button = page.getByRole('button', { name: 'Export events (JSONL) and view (JSON)' });
+  await button.waitFor();
+  page.on('request', onRequest);
+  await button.click();
+  await page.locator('[data-export-state]').getByText("Exported 300 events and the run's view.").waitFor();
+  for (let i = 0; i < 50 && downloads.length < 2; i++) await page.waitForTimeout(100);
+  page.off('download', onDownload);
+  page.off('request', onRequest);
+  const files = new Map(
+    await Promise.all(
+      downloads.map(
+        async (d) => [d.suggestedFilename(), await readFile((await d.path()) as string, 'utf8')] as const,
+      ),
+    ),
+  );
+  t.same([...files.keys()].sort(), [`${LONG_RUN}.events.jsonl`, `${LONG_RUN}.view.json`]);
+  // The bridge's own pages, read with the access token: the export must hold the same events.
+  const fromBridge: unknown[] = [];
+  for (let cursor = 0; cursor < LONG_EVENTS; cursor += 200)
+    fromBridge.push(
+      ...(await bridge.req('GET', `/runs/${LONG_RUN}?eventLimit=200&eventCursor=${cursor}`)).body['run']
+        .events,
+    );
+  const lines = (files.get(`${LONG_RUN}.events.jsonl`) ?? '').split('\n');
+  t.equal(lines.pop(), '', 'each line ends in a newline');
+  t.equal(lines.length, LONG_EVENTS);
+  t.same(
+    lines.map((l) => JSON.parse(l)),
+    fromBridge,
+  );
+  t.same(
+    lines.map((l) => JSON.parse(l).seq),
+    Array.from({ length: LONG_EVENTS }, (_, i) => i),
+    'oldest first',
+  );
+  t.same(
+    JSON.parse(files.get(`${LONG_RUN}.view.json`) ?? 'null'),
+    (await bridge.req('GET', `/runs/${LONG_RUN}`)).body,
+    'the view as the bridge answers it',
+  );
+  const api = requests.filter((r) => r.includes('/api/'));
+  t.ok(api.length >= 3, api.join(', '));
+  t.ok(
+    api.every((r) => r.startsWith(`GET /api/bridge/runs/${LONG_RUN}`)),
+    'reads of this run through the read-only proxy, nothing else',
+  );
 });

@@ -3,6 +3,7 @@ import { Approvals } from './Approvals.js';
 import { getJson, query, type RunPageBody } from './api.js';
 import { BridgeStatus } from './BridgeStatus.js';
 import { Artifacts, Completion, Quarantine } from './Details.js';
+import { ExportRun } from './Export.js';
 import { firstFailureSeq } from './event-scan.js';
 import { formatTime, label, QUARANTINED_EVENTS_NOTE, runFacts, textsShortenedNote } from './format.js';
 import { usePoll } from './hooks.js';
@@ -71,6 +72,7 @@ export function RunPage({ runId }: { runId: string }) {
               <dd>{formatTime(facts.updatedAt)}</dd>
             </div>
           </dl>
+          <ExportRun runId={run.id} />
           <Completion run={run} />
           {(run.textsShortened ?? 0) > 0 && (
             <p class="muted" role="note" data-texts-shortened={run.textsShortened}>
