@@ -73,6 +73,7 @@ export class CommitLog {
     private readonly fence: () => void,
     private readonly beforeEmpty: () => Promise<void>,
     private readonly onFailure: (err: Error) => void,
+    private readonly onBatch: (records: number) => void,
   ) {}
 
   /** Replays the log into the journals, empties it, and opens it for appending. */
@@ -90,6 +91,8 @@ export class CommitLog {
        * LeaseLostError of the fence.
        */
       onFailure?: (err: Error) => void;
+      /** Told the number of records of each batch made durable (the bridge's metrics). */
+      onBatch?: (records: number) => void;
     } = {},
   ): Promise<{ commitLog: CommitLog; disputed: Disputed[]; named: string[] }> {
     const path = join(dataDir, COMMIT_LOG_FILE);
@@ -112,6 +115,7 @@ export class CommitLog {
           opts.fence ?? (() => {}),
           opts.beforeEmpty ?? (async () => {}),
           opts.onFailure ?? (() => {}),
+          opts.onBatch ?? (() => {}),
         ),
         disputed,
         named,
@@ -144,6 +148,8 @@ export class CommitLog {
     while (this.batch !== null) {
       const batch = this.batch;
       const data = Buffer.concat(this.chunks);
+      // Two chunks a record: the run's prefix and its line.
+      const records = this.chunks.length / 2;
       const lines = this.lines;
       this.chunks = [];
       this.lines = new Map();
@@ -157,6 +163,7 @@ export class CommitLog {
         await this.writeBatch(data);
         this.size += data.length;
         batch.resolve();
+        this.onBatch(records);
         for (const [journal, own] of lines) {
           this.dirty.add(journal);
           this.holding.add(journal);

@@ -87,7 +87,19 @@ export interface StoreOptions {
    * its restart replays the log.
    */
   onFailure?: (err: Error) => void;
+  /** Told the record count of each commit-log batch made durable (the bridge's metrics). */
+  onBatch?: (records: number) => void;
+  /** Told once per run that becomes quarantined, with why in a word (the bridge's metrics). */
+  onQuarantine?: (runId: string, kind: QuarantineKind) => void;
 }
+
+/**
+ * Why a run was quarantined, in a closed vocabulary (the reasons themselves are free text naming
+ * files): a config, snapshot or journal that failed authentication when the run was listed or
+ * opened, a journal page that failed it on a later read, a run directory no authentic config
+ * attributes to the run, or a completed run's artifacts drifting.
+ */
+export type QuarantineKind = 'integrity' | 'journal_read' | 'orphan_directory' | 'drift';
 
 /**
  * The run store: an index of runs in creation order, a bounded cache of open, verified runs, and
@@ -216,11 +228,12 @@ export class RunStore implements RunStorage {
     return this.index.has(runId);
   }
 
-  quarantine(runId: string, reason: string): QuarantineInfo {
+  quarantine(runId: string, reason: string, kind: QuarantineKind = 'integrity'): QuarantineInfo {
     let q = this.quarantined.get(runId);
     if (!q) {
       q = new QuarantineReasons();
       this.quarantined.set(runId, q);
+      this.opts.onQuarantine?.(runId, kind);
     }
     const added = q.add(reason);
     const cached = this.cache.get(runId);
@@ -234,7 +247,7 @@ export class RunStore implements RunStorage {
    * (drift-quarantines.ts), synced before the read answers, so the quarantine outlasts a restart.
    */
   async quarantineForDrift(runId: string, reasons: string[]): Promise<void> {
-    for (const reason of reasons) this.quarantine(runId, reason);
+    for (const reason of reasons) this.quarantine(runId, reason, 'drift');
     const createdAt = this.index.createdAt(runId);
     if (reasons.length === 0 || createdAt === undefined) return;
     const kept = this.quarantined.get(runId)?.info.reasons ?? [];
@@ -322,7 +335,7 @@ export class RunStore implements RunStorage {
       // Nothing is written over it; the run is quarantined, as every later request will see.
       const reason = 'its run directory holds files that no authentic config attributes to this run';
       this.index.add(unreadEntry(config.runId, EPOCH));
-      this.quarantine(config.runId, reason);
+      this.quarantine(config.runId, reason, 'orphan_directory');
       throw new RunIntegrityError(reason);
     }
     let journal: JournalWriter;
@@ -416,7 +429,7 @@ export class RunStore implements RunStorage {
     } catch (err) {
       if (!(err instanceof JournalAuthError)) throw err;
       const reason = `events.jsonl: ${err.message}`;
-      this.quarantine(run.runId, reason);
+      this.quarantine(run.runId, reason, 'journal_read');
       throw new RunIntegrityError(reason);
     }
   }

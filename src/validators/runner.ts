@@ -18,12 +18,19 @@ import { PROBLEM_KINDS, type Problem, texts } from './problem.js';
 export const TIMEOUT_PROBLEM = 'finish-line validators timed out';
 const OUTPUT_MAX_BYTES = 8 * 1024 * 1024;
 
+/** Told of every validator child (the bridge's metrics); nothing else depends on it. */
+export interface ValidatorObserver {
+  started(): void;
+  finished(seconds: number, timedOut: boolean): void;
+}
+
 export interface GateOptions {
   concurrency: number;
   deadlineMs: number;
   /** Threads of the child's own hash/verify pool (HARNESS_WORKERS in the child; not a credential). */
   workers?: number;
   childEnv?: Record<string, string>;
+  observer?: ValidatorObserver;
 }
 
 /**
@@ -89,7 +96,16 @@ export function createFinishLineCheck(opts: GateOptions) {
           ...(env.artifactMaxBytes === undefined ? {} : { artifactMaxBytes: env.artifactMaxBytes }),
         },
       });
-      const r = await spawnChild(request, [], opts);
+      opts.observer?.started();
+      const startedAt = performance.now();
+      let timedOut = false;
+      let r: Awaited<ReturnType<typeof spawnChild>>;
+      try {
+        r = await spawnChild(request, [], opts);
+        timedOut = r.timedOut;
+      } finally {
+        opts.observer?.finished((performance.now() - startedAt) / 1000, timedOut);
+      }
       if (r.timedOut) return [failedRun(TIMEOUT_PROBLEM)];
       if (r.exitCode !== 0)
         return [failedRun(`finish-line validators crashed (exit ${r.exitCode ?? r.signal ?? 'unknown'})`)];

@@ -36,6 +36,11 @@ export interface HashLimits {
   timeoutMs?: number;
 }
 
+/** Told of every pool task as it settles (the bridge's metrics); nothing else depends on it. */
+export interface PoolObserver {
+  taskDone(seconds: number): void;
+}
+
 /** What claimMany and claimEach are told beyond the paths. */
 export interface ClaimOptions {
   needles?: string[];
@@ -64,10 +69,13 @@ export class HashPool {
   private readonly cleanScans = new Set<string>();
   /** The references of agent-written documents by content digest (document-cache.ts). */
   readonly documents = new DocumentRefsCache();
+  /** Tasks handed to the pool and not yet settled (running or queued in it). */
+  private inFlight = 0;
 
   constructor(
     readonly threads: number = Math.min(4, availableParallelism()),
     readonly limits: HashLimits = {},
+    private readonly observer: PoolObserver | null = null,
   ) {
     // No thread is kept while nothing is hashed (an idle isolate is about 18 MiB of RSS, which
     // an ingest-only bridge never uses); threads start on demand and leave after 30 s idle.
@@ -80,9 +88,24 @@ export class HashPool {
     this.large = semaphore(threads);
   }
 
+  /**
+   * Every task goes through here: the count in flight and, with an observer, each task's time from
+   * submission to result (its wait in the pool's queue included) are kept as it settles.
+   */
+  private async submit<T>(task: WorkerTask): Promise<T> {
+    this.inFlight++;
+    const startedAt = performance.now();
+    try {
+      return (await this.pool.run(task)) as T;
+    } finally {
+      this.inFlight--;
+      this.observer?.taskDone((performance.now() - startedAt) / 1000);
+    }
+  }
+
   /** Runs a task in the pool; one hashing a file over SMALL_HASH_MAX_BYTES in the large files' share. */
   private runTask<T>(task: WorkerTask, large: boolean): Promise<T> {
-    const run = () => this.pool.run(task) as Promise<T>;
+    const run = () => this.submit<T>(task);
     return large ? this.large(run) : run();
   }
 
@@ -183,7 +206,7 @@ export class HashPool {
 
   /** Ed25519 verification in a worker thread; a bad key or signature is a result, never a throw. */
   async verifyEd25519(verify: VerifyTask): Promise<VerifyResult> {
-    return (await this.pool.run({ op: 'verify-ed25519', verify } satisfies WorkerTask)) as VerifyResult;
+    return this.submit<VerifyResult>({ op: 'verify-ed25519', verify } satisfies WorkerTask);
   }
 
   /**
@@ -193,12 +216,12 @@ export class HashPool {
   async statInventory(realRoot: string): Promise<StatInventory | null> {
     const startedAt = Date.now();
     const walk = (dirs: string[], levels: number) =>
-      this.pool.run({
+      this.submit<StatWalkPart | null>({
         op: 'stat-walk',
         root: realRoot,
         dirs,
         levels,
-      } satisfies WorkerTask) as Promise<StatWalkPart | null>;
+      } satisfies WorkerTask);
     const top = await walk([''], STAT_TOP_LEVELS);
     if (top === null) return null;
     const { frontier } = top;
@@ -217,12 +240,12 @@ export class HashPool {
    */
   async documentRefs(realRoot: string, paths: readonly string[]): Promise<ReadDocument[]> {
     const scan = async (path: string, known: string[]): Promise<DocumentScan> =>
-      (await this.pool.run({
+      this.submit<DocumentScan>({
         op: 'document-refs',
         root: realRoot,
         path,
         known,
-      } satisfies WorkerTask)) as DocumentScan;
+      } satisfies WorkerTask);
     return Promise.all(
       paths.map(async (path) => {
         let r = await scan(path, this.documents.digests());
@@ -239,6 +262,14 @@ export class HashPool {
 
   get figures(): { threads: number; queued: number; completed: number } {
     return { threads: this.pool.threads.length, queued: this.pool.queueSize, completed: this.pool.completed };
+  }
+
+  /**
+   * Threads running a task now: the tasks in flight less those still in the pool's queue (never
+   * more than the threads the pool has started).
+   */
+  get busy(): number {
+    return Math.max(0, Math.min(this.pool.threads.length, this.inFlight - this.pool.queueSize));
   }
 
   close(): Promise<void> {
