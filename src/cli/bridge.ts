@@ -3,14 +3,22 @@ import type { FinishLineGate } from '../server/context.js';
 import type { BridgeEnv } from '../server/env.js';
 import { type SelfStop, startBridge } from '../server/start.js';
 import { StartupError } from '../storage/lease.js';
+import type { ValidatorObserver } from '../validators/runner.js';
 import { UsageError } from './env.js';
 import { terminalText } from './terminal.js';
 
 /** The finish-line gate `harness bridge` runs: validator children of this installed code. */
-export async function finishLineGateFactory(): Promise<(e: BridgeEnv) => FinishLineGate> {
+export async function finishLineGateFactory(): Promise<
+  (e: BridgeEnv, observer?: ValidatorObserver) => FinishLineGate
+> {
   const { createFinishLineGate } = await import('../validators/runner.js');
-  return (e) =>
-    createFinishLineGate({ concurrency: e.validatorConcurrency, deadlineMs: 120_000, workers: e.workers });
+  return (e, observer) =>
+    createFinishLineGate({
+      concurrency: e.validatorConcurrency,
+      deadlineMs: 120_000,
+      workers: e.workers,
+      ...(observer ? { observer } : {}),
+    });
 }
 
 /** Runs a bridge until SIGINT/SIGTERM; a startup refusal is one line and exit code 2. */
@@ -21,7 +29,7 @@ export async function serveBridge(
   try {
     // Storage's reports name runs and quote reasons (agent-chosen paths among them).
     const log = (msg: string) => process.stderr.write(`harness bridge: ${terminalText(msg)}\n`);
-    const bridge = await startBridge({ env, makeFinishLine, log });
+    const bridge = await startBridge({ env, makeFinishLine, log, logTo: process.stdout });
     process.stdout.write(`Server listening at ${bridge.url}\n`);
     return bridge;
   } catch (err) {

@@ -6,6 +6,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
   type FastifySchemaCompiler,
+  LogController,
 } from 'fastify';
 import type { TSchema } from '#typebox';
 import { Compile } from '#typebox/compile';
@@ -22,10 +23,12 @@ import { clientErrorHandler, writeClosingAnswer } from './client-error.js';
 import type { BridgeContext } from './context.js';
 import { browserDefence, requireAccessToken, requireJson, syncHook } from './guard.js';
 import { credentialRedactor, installErrorHandlers, toBridgeError } from './http-errors.js';
+import { logRequests, noteRefusal } from './logging.js';
 import { strictQuery } from './query.js';
 import { apiDescription, SECURITY_SCHEMES } from './route-docs.js';
 import { registerEventRoute } from './routes/events.js';
 import { registerHealthRoute } from './routes/health.js';
+import { registerMetricsRoute } from './routes/metrics.js';
 import { registerRunRoutes } from './routes/runs.js';
 import { shuttingDown } from './run-queue.js';
 
@@ -82,6 +85,8 @@ export async function buildApp(ctx: BridgeContext, opts: AppOptions = {}): Promi
   ]);
   const app = Fastify({
     logger: opts.logger ?? false,
+    // One line per request, written by logRequests (logging.ts), instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { maxParamLength: 256 },
     bodyLimit: Math.max(EVENT_MAX_BYTES, CREATE_RUN_MAX_BYTES),
     onProtoPoisoning: 'error',
@@ -124,10 +129,15 @@ export async function buildApp(ctx: BridgeContext, opts: AppOptions = {}): Promi
       components: { securitySchemes: SECURITY_SCHEMES },
     },
   });
-  installErrorHandlers(app, redact);
+  installErrorHandlers(app, redact, (req, code) => {
+    noteRefusal(req, code);
+    ctx.metrics.refusal(code, req.method === 'POST' && req.routeOptions.url === '/runs/:id/events');
+  });
   app.addHook('onRequest', syncHook(guardRequest));
+  logRequests(app, redact);
 
   registerHealthRoute(app, ctx);
+  registerMetricsRoute(app, ctx);
   registerRunRoutes(app, ctx);
   registerEventRoute(app, ctx);
   return app;

@@ -4,6 +4,7 @@ import type { FinishLineEnv, RunFacts } from '../validators/facts.js';
 import type { HashPool } from '../workers/pool.js';
 import type { RootCheckCache } from '../workers/root-check-cache.js';
 import type { BridgeEnv } from './env.js';
+import type { BridgeMetrics } from './metrics.js';
 import type { RunQueue } from './run-queue.js';
 
 /** What checking a run's artifacts found (server/artifact-check.ts), kept whole by `rootChecks`. */
@@ -27,6 +28,8 @@ export interface BridgeContext {
   store: RunStorage;
   queue: RunQueue;
   pool: HashPool;
+  /** Prometheus metrics (GET /metrics), updated in place where each thing happens. */
+  metrics: BridgeMetrics;
   finishLine: FinishLineGate | null;
   /**
    * The adapter committed at HEAD of HARNESS_REPO_ROOT, read once at startup (null when the

@@ -11,6 +11,7 @@ import { StartupError } from '../storage/lease.js';
 import { adapterRootsFromEnv } from '../validators/adapter.js';
 import { GitExecutableError, type ResolvedGit, resolveGit } from '../validators/git-executable.js';
 import { readCredentials } from './credentials.js';
+import { LOG_LEVELS, type LogLevel } from './logging.js';
 
 /** Everything the bridge reads from its environment, checked once at startup (CONTRACT 2 and 7). */
 export interface BridgeEnv {
@@ -30,6 +31,8 @@ export interface BridgeEnv {
   artifactMaxBytes: number;
   /** HARNESS_REHASH_TIMEOUT_MS: how long hashing one file in the pool may take. */
   rehashTimeoutMs: number;
+  /** HARNESS_LOG_LEVEL: the least severe JSON log line written (logging.ts). */
+  logLevel: LogLevel;
   /** The git the bridge and its validators run (HARNESS_GIT, or the first trusted one on PATH). */
   git: ResolvedGit;
 }
@@ -45,7 +48,7 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
 
 /**
  * The environment checks, in the order docs/configuration.md "Startup refusals" gives: credentials,
- * loopback host, numeric ranges, the trust pin's presence and form, then git (startBridge then
+ * loopback host, numeric ranges, the log level, the trust pin's presence and form, then git (startBridge then
  * checks the pin against the live and committed store, which asks that git). The first failure
  * is the one reported.
  */
@@ -81,6 +84,10 @@ export function readBridgeEnv(env: NodeJS.ProcessEnv = process.env): BridgeEnv {
     REHASH_TIMEOUT_MS.min,
     REHASH_TIMEOUT_MS.max,
   );
+  const logLevel = env['HARNESS_LOG_LEVEL'] || 'warn';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new StartupError(`HARNESS_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  }
   const rawPin = env['HARNESS_REVIEW_TRUST_SHA256'] ?? '';
   if (rawPin === '') throw new StartupError('HARNESS_REVIEW_TRUST_SHA256 is missing');
   const trustPin = canonicalTrustPin(rawPin);
@@ -112,6 +119,7 @@ export function readBridgeEnv(env: NodeJS.ProcessEnv = process.env): BridgeEnv {
     maxEventsPerRun,
     artifactMaxBytes,
     rehashTimeoutMs,
+    logLevel: logLevel as LogLevel,
     git,
   };
 }

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { BridgeError, type ErrorCode, errorBody, PROBLEMS_MAX_BYTES } from '../contract/index.js';
 import { RunIntegrityError } from '../storage/run-files.js';
 import { RunCeilingError } from '../storage/run-index.js';
@@ -101,10 +101,12 @@ export function credentialRedactor(secrets: readonly string[]): (text: string) =
 export function installErrorHandlers(
   app: FastifyInstance,
   redact: (text: string) => string = (s) => s,
+  onRefusal: (req: FastifyRequest, code: ErrorCode) => void = () => {},
 ): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     const code = (req.routeOptions.config as { bodyErrorCode?: ErrorCode } | undefined)?.bodyErrorCode;
     const bridgeError = toBridgeError(err, code ?? 'event_contract_violation');
+    onRefusal(req, bridgeError.code);
     if (bridgeError.code === 'internal_error') req.log.error({ err }, 'unhandled error');
     const body = errorBody(bridgeError);
     body.message = redact(body.message);

@@ -86,9 +86,11 @@ async function verdict(
   const cached = cacheable ? ctx.verdicts.get(key) : undefined;
   if (cached) {
     ctx.cache.hits++;
+    ctx.metrics.completedRunRead(true);
     return cached;
   }
   ctx.cache.executions++;
+  ctx.metrics.completedRunRead(false);
   const problems = await ctx.finishLine(factsOf(run), {
     realRoot: run.config.artifactRoot,
     repoRoot: ctx.env.repoRoot,

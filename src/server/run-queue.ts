@@ -26,6 +26,13 @@ export class RunQueue {
     return this.total;
   }
 
+  /** The most operations admitted and not settled on any one run (bounded by the global bound). */
+  get maxRunPending(): number {
+    let most = 0;
+    for (const slot of this.tails.values()) if (slot.waiting > most) most = slot.waiting;
+    return most;
+  }
+
   /** True once `close` was called: every later operation is refused. */
   get closed(): boolean {
     return this.closing;

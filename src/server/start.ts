@@ -5,16 +5,19 @@ import { SHUTDOWN_GRACE_MS } from '../contract/index.js';
 import { checkLayout } from '../storage/layout.js';
 import { acquireLease, acquireMutex, type Lease, LeaseLostError, StartupError } from '../storage/lease.js';
 import { RUN_INDEX_FILE, readIndexFile } from '../storage/run-index-file.js';
-import { RunStore, type StoreOptions } from '../storage/store.js';
+import { type QuarantineKind, RunStore, type StoreOptions } from '../storage/store.js';
 import type { ResolvedAdapter } from '../validators/adapter.js';
 import { withholdFromChildren } from '../validators/child-environment.js';
 import { readCommittedAdapter } from '../validators/committed-adapter.js';
 import { useGit } from '../validators/git-executable.js';
+import type { ValidatorObserver } from '../validators/runner.js';
 import { HashPool } from '../workers/pool.js';
 import { RootCheckCache } from '../workers/root-check-cache.js';
 import { buildApp } from './app.js';
 import type { BridgeContext, FinishLineGate } from './context.js';
 import { type BridgeEnv, readBridgeEnv } from './env.js';
+import { type LogDestination, loggerOptions } from './logging.js';
+import { BridgeMetrics } from './metrics.js';
 import { RunQueue } from './run-queue.js';
 import { validatorCodeDigest } from './runtime-identity.js';
 import { checkTrustPin } from './trust-pin.js';
@@ -57,9 +60,14 @@ export interface RunningBridge {
 export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   logger?: boolean | object;
+  /**
+   * Where the JSON log lines go (`harness bridge`: stdout), at HARNESS_LOG_LEVEL, scrubbed of the
+   * credentials (logging.ts). Takes the place of `logger`.
+   */
+  logTo?: LogDestination;
   finishLine?: FinishLineGate | null;
   /** Builds the finish-line gate from the checked environment (the CLI passes issue 3's runner). */
-  makeFinishLine?: (env: BridgeEnv) => FinishLineGate;
+  makeFinishLine?: (env: BridgeEnv, validators: ValidatorObserver) => FinishLineGate;
   /**
    * Storage bounds tests make small (commit-log checkpoint size, open-run cache, journal and
    * snapshot ceilings, the run ceiling, which startup's layout check is given too).
@@ -127,6 +135,17 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
       `HARNESS_DATA_DIR ${env.dataDir} cannot be created as a directory (${err.code ?? 'error'})`,
     );
   });
+  // A quarantine found while serving is logged (one found while opening is reported by `log`).
+  let onQuarantine: (runId: string, kind: QuarantineKind) => void = () => {};
+  // Created before the store, which reports the quarantines it finds while opening; the gauges
+  // read the context's queue and pool once there is one.
+  let live: BridgeContext | null = null;
+  const metrics = new BridgeMetrics({
+    queuePending: () => live?.queue.pending ?? 0,
+    runQueueMax: () => live?.queue.maxRunPending ?? 0,
+    poolBusy: () => live?.pool.busy ?? 0,
+    poolQueued: () => live?.pool.pool.queueSize ?? 0,
+  });
   const releaseMutex = await acquireMutex(env.dataDir);
   let lease: Lease | null = null;
   let store: RunStore;
@@ -168,6 +187,11 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
         if (!(err instanceof LeaseLostError))
           stopFor({ cause: 'storage', message: `storage failed: ${err.message}` });
       },
+      onBatch: (records) => metrics.batchDurable(records),
+      onQuarantine: (runId, kind) => {
+        metrics.quarantined(kind);
+        onQuarantine(runId, kind);
+      },
       ...(opts.log ? { log: opts.log } : {}),
       ...opts.storage,
     });
@@ -177,14 +201,19 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
   } finally {
     await releaseMutex();
   }
-  const pool = new HashPool(env.workers, { maxBytes: env.artifactMaxBytes, timeoutMs: env.rehashTimeoutMs });
+  const hashPool = new HashPool(
+    env.workers,
+    { maxBytes: env.artifactMaxBytes, timeoutMs: env.rehashTimeoutMs },
+    metrics.pool,
+  );
   let port = env.port;
   const ctx: BridgeContext = {
     env,
     store,
     queue: new RunQueue(),
-    pool,
-    finishLine: opts.finishLine ?? opts.makeFinishLine?.(env) ?? null,
+    pool: hashPool,
+    metrics,
+    finishLine: opts.finishLine ?? opts.makeFinishLine?.(env, metrics.validators) ?? null,
     repositoryAdapter: adapter,
     port: () => port,
     cache: { executions: 0, hits: 0 },
@@ -192,11 +221,20 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
     rootChecks: new RootCheckCache(),
     validatorDigest: validatorCodeDigest,
   };
-  const app = await buildApp(ctx, opts.logger === undefined ? {} : { logger: opts.logger });
+  live = ctx;
+  const logger = opts.logTo
+    ? loggerOptions(
+        env.logLevel,
+        [env.accessToken, env.humanToken, env.integrityKey.toString('utf8')],
+        opts.logTo,
+      )
+    : opts.logger;
+  const app = await buildApp(ctx, logger === undefined ? {} : { logger });
+  onQuarantine = (runId, kind) => app.log.warn({ runId, reason: kind }, 'run quarantined');
   try {
     await app.listen({ host: env.host, port: env.port });
   } catch (err) {
-    await pool.close();
+    await hashPool.close();
     await store.close();
     await lease.release();
     throw new StartupError(
@@ -221,7 +259,7 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
         await drainWithin(ctx.queue, opts.shutdownGraceMs ?? SHUTDOWN_GRACE_MS);
         await app.close();
         await store.close();
-        await pool.close();
+        await hashPool.close();
       } finally {
         // Even when closing the store failed: this process writes nothing more, and a lease left
         // behind would hold off the restart (from another host, for LEASE_STALE_MS).

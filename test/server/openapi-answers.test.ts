@@ -52,11 +52,12 @@ async function expectAnswer(
   return res;
 }
 
-/** The five operations, each with a request that would succeed but for what a case changes. */
+/** The six operations, each with a request that would succeed but for what a case changes. */
 function operations(b: TestBridge) {
   const op = (name: string, method: string, path: string, body?: unknown) => ({ name, method, path, body });
   return [
     op('GET /health', 'GET', '/health'),
+    op('GET /metrics', 'GET', '/metrics'),
     op('GET /runs', 'GET', '/runs'),
     op('GET /runs/{id}', 'GET', '/runs/open'),
     op('POST /runs', 'POST', '/runs', { id: 'open' }),
@@ -130,6 +131,20 @@ t.test('every documented answer of every operation, held to docs/openapi.json', 
     await expectAnswer(t, b, at, 200, () => b.req('GET', '/health', undefined, {}, null));
     await expectAnswer(t, b, at, 200, () => b.req('GET', '/health'));
     await expectAnswer(t, b, at, 'invalid_query', () => b.req('GET', '/health?x=1', undefined, {}, null));
+  });
+
+  t.test('GET /metrics', async (t) => {
+    const at = { op: 'GET /metrics', run: 'open' };
+    // The exposition is text: its body is held to the document's text/plain schema as sent.
+    const text = async (): Promise<Reply> => {
+      const res = await fetch(`${b.url}/metrics`, {
+        headers: { 'x-harness-bridge-token': b.t.env['HARNESS_BRIDGE_ACCESS_TOKEN']! },
+      });
+      return { status: res.status, headers: res.headers, body: (await res.text()) as never };
+    };
+    const scraped = await expectAnswer(t, b, at, 200, text);
+    t.match(scraped.body, /^# HELP bridge_events_accepted_total /m);
+    await expectAnswer(t, b, at, 'invalid_query', () => b.req('GET', '/metrics?x=1'));
   });
 
   t.test('GET /runs', async (t) => {

@@ -69,7 +69,23 @@ export const AuthenticatedHealth = closed({
         'the adapter committed at HEAD of the repository when the bridge started: every run that names none takes it, and no run may name a weaker one',
     },
   ),
-  workers: closed({ threads: count, queued: count, completed: count }),
+  workers: closed({
+    threads: count,
+    queued: count,
+    completed: count,
+    configured: Type.Integer({
+      minimum: 1,
+      description: 'HARNESS_WORKERS: the pool runs at most this many threads, plus one kept for small files',
+    }),
+    busy: Type.Integer({ minimum: 0, description: 'threads running a task now' }),
+  }),
+  validators: closed({
+    concurrency: Type.Integer({
+      minimum: 1,
+      description: 'HARNESS_VALIDATOR_CONCURRENCY: finish-line children at once',
+    }),
+    running: Type.Integer({ minimum: 0, description: 'finish-line children running now' }),
+  }),
   queue: closed({ pending: count }),
   runs: count,
   storage: Type.Union([
@@ -147,7 +163,8 @@ export function registerHealthRoute(app: FastifyInstance, ctx: BridgeContext): v
                 finishLineAssurance: repository.record.finishLineAssurance,
                 requiredNodes: repository.requiredNodes,
               },
-        workers: ctx.pool.figures,
+        workers: { ...ctx.pool.figures, configured: env.workers, busy: ctx.pool.busy },
+        validators: { concurrency: env.validatorConcurrency, running: ctx.metrics.validatorsRunning },
         queue: { pending: ctx.queue.pending },
         runs: ctx.store.size,
         storage: ctx.store.failure
