@@ -189,6 +189,27 @@ t.test('numeric variables out of range', async (t) => {
   await starts(t, { HARNESS_ARTIFACT_MAX_BYTES: '1048576', HARNESS_REHASH_TIMEOUT_MS: '600000' });
 });
 
+t.test("a log level that is not one of pino's is refused, naming the variable", async (t) => {
+  for (const value of ['verbose', 'INFO', 'info ', '30']) {
+    const err = await startupFailure({ env: { ...te.env, HARNESS_LOG_LEVEL: value } });
+    t.ok(err instanceof StartupError, String(err));
+    t.match(
+      (err as Error).message,
+      /^HARNESS_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent$/,
+    );
+  }
+  for (const value of ['debug', 'silent', '']) await starts(t, { HARNESS_LOG_LEVEL: value });
+  // In the documented order: after the numeric ranges, before the trust pin's form.
+  const both = await startupFailure({
+    env: { ...te.env, HARNESS_LOG_LEVEL: 'loud', HARNESS_WORKERS: '0' },
+  });
+  t.match((both as Error).message, /HARNESS_WORKERS/);
+  const pin = await startupFailure({
+    env: { ...te.env, HARNESS_LOG_LEVEL: 'loud', HARNESS_REVIEW_TRUST_SHA256: 'not-a-pin' },
+  });
+  t.match((pin as Error).message, /HARNESS_LOG_LEVEL/);
+});
+
 t.test('with several faults, the first check in the documented order is the one named', async (t) => {
   // docs/configuration.md "Startup refusals": credentials, host, numeric ranges, the trust pin's
   // form, git, the trust pin against the stores, data dir.
