@@ -10,6 +10,7 @@ type Register = (program: Command) => void;
  */
 const COMMANDS: Record<string, () => Promise<Register>> = {
   approve: async () => (await import('./approve.js')).registerApprove,
+  blueprint: async () => (await import('./sources.js')).registerBlueprint,
   bridge: async () => (await import('./bridge.js')).registerBridge,
   connect: async () => (await import('./connect.js')).registerConnect,
   doctor: async () => (await import('./doctor.js')).registerDoctor,
@@ -17,6 +18,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   explain: async () => (await import('./explain.js')).registerExplain,
   init: async () => (await import('./init.js')).registerInit,
   proof: async () => (await import('./proof-run.js')).registerProofRun,
+  replay: async () => (await import('./sources.js')).registerReplay,
   review: async () => (await import('./review.js')).registerReview,
   route: async () => (await import('./route-write.js')).registerRoute,
   run: async () => (await import('./run-create.js')).registerRunCreate,

@@ -1,0 +1,86 @@
+import type { Command } from 'commander';
+import { blueprint, checkAdapterFile } from '../sources/blueprint.js';
+import type { BridgeCall } from '../sources/client.js';
+import { SourceError } from '../sources/client.js';
+import { replay } from '../sources/replay.js';
+import { readReplayInput } from '../sources/replay-input.js';
+import { refuseIntegrityKey, requireEnv, UsageError } from './env.js';
+import { bridgeRequest } from './http.js';
+import { Progress } from './progress.js';
+import { terminalJson } from './terminal.js';
+
+/** The bridge's HTTP API with the access token, as the sources (src/sources/) take it. */
+function bridgeCall(command: string): BridgeCall {
+  refuseIntegrityKey(command);
+  const token = requireEnv('HARNESS_BRIDGE_ACCESS_TOKEN');
+  return (path, init) =>
+    bridgeRequest(path, { ...init, headers: { ...init.headers, 'x-harness-bridge-token': token } });
+}
+
+/** A source's refusal keeps its exit code: 2 for usage or input, 1 for the bridge's refusal. */
+async function reporting(run: () => Promise<void>): Promise<void> {
+  try {
+    await run();
+  } catch (err) {
+    if (!(err instanceof SourceError)) throw err;
+    if (err.exitCode === 2) throw new UsageError(err.message);
+    throw new Error(err.message);
+  }
+}
+
+function speedOf(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const speed = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value) || !(speed > 0) || !Number.isFinite(speed))
+    throw new UsageError('--speed must be a number above 0');
+  return speed;
+}
+
+export function registerReplay(program: Command): void {
+  program
+    .command('replay')
+    .description('post a recorded run (a JSONL file of contract events) as a new replay run')
+    .argument('<file>', 'one RunEvent a line; every line is checked before anything is posted')
+    .option('--as <runId>', 'the new run; default <file name>-replay-<n>, the first n not taken')
+    .option('--speed <n>', 'replay the recorded gaps (by ts) divided by n; default: no waiting')
+    .action(async (file: string, opts: { as?: string; speed?: string }) => {
+      await reporting(async () => {
+        const speed = speedOf(opts.speed);
+        const call = bridgeCall('harness replay');
+        const input = await readReplayInput(file);
+        const progress = new Progress();
+        progress.phase(input.events.length, 'events');
+        const runId = await replay(call, input, {
+          ...(opts.as === undefined ? {} : { as: opts.as }),
+          ...(speed === undefined ? {} : { speed }),
+          humanHeaders: () => ({ 'x-harness-human-token': requireEnv('HARNESS_HUMAN_APPROVAL_TOKEN') }),
+          progress: (done) => progress.update(done),
+        }).finally(() => progress.clear());
+        process.stdout.write(
+          `${terminalJson({ runId, events: input.events.length, source: input.source })}\n`,
+        );
+      });
+    });
+}
+
+export function registerBlueprint(program: Command): void {
+  program
+    .command('blueprint')
+    .description("post a run's static topology (required nodes and artifacts) as a new blueprint run")
+    .option(
+      '--adapter <file>',
+      "a project adapter; default: the bridge's (the repository's or the built-in one)",
+    )
+    .option('--as <runId>', 'the new run; default blueprint-<UTC time>-<6 hex>')
+    .action(async (opts: { adapter?: string; as?: string }) => {
+      await reporting(async () => {
+        const adapterPath = opts.adapter === undefined ? undefined : await checkAdapterFile(opts.adapter);
+        const call = bridgeCall('harness blueprint');
+        const result = await blueprint(call, {
+          ...(adapterPath === undefined ? {} : { adapterPath }),
+          ...(opts.as === undefined ? {} : { as: opts.as }),
+        });
+        process.stdout.write(`${terminalJson(result)}\n`);
+      });
+    });
+}
