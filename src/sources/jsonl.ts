@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline';
 import { runEventProblems } from '../contract/event-problems.js';
 import type { RunEvent } from '../contract/index.js';
 import { SourceError } from './client.js';
-import type { RecordedEvent, ReplayInput } from './replay-input.js';
+import type { RecordedEvent, ReplayInput } from './recorded.js';
 
 /**
  * A JSONL file of contract events (one RunEvent a line, blank lines ignored), judged whole before

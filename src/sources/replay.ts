@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RUN_ID_PATTERN } from '../contract/index.js';
 import { type BridgeCall, createFreshRun, postSourceEvent, SourceError } from './client.js';
-import type { RecordedEvent, ReplayInput } from './replay-input.js';
+import type { RecordedEvent, ReplayInput } from './recorded.js';
 
 export interface ReplayOptions {
   /** The run to create; by default `<name>-replay-<n>`, the first n whose run does not exist. */

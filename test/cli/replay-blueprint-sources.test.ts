@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import { NODE_IDS, type RunEvent } from '../../src/contract/index.js';
 import type { BridgeCall } from '../../src/sources/client.js';
+import type { ReplayInput } from '../../src/sources/recorded.js';
 import { replay } from '../../src/sources/replay.js';
-import type { ReplayInput } from '../../src/sources/replay-input.js';
 import { cleanup, ev, startTestBridge } from '../helpers/bridge.js';
 import { bridgeClientEnv, expectRefused, runCli } from '../helpers/cli.js';
 
