@@ -428,7 +428,7 @@ t.test('events page newest first, older pages on demand, back to newest', async 
 
 t.test('a run whose texts the view shortened says so, and each cut text says it was cut', async (t) => {
   const api = (await (await fetch(`${ui.origin}${runPath(LONG_TEXTS_RUN)}`)).json()) as {
-    run: { textsShortened: number };
+    run: { textsShortened: number; nodes: { id: string; state: string; failureReason: string | null }[] };
   };
   const shortened = api.run.textsShortened;
   t.ok(shortened > 0, `the bridge shortened ${shortened} texts`);
@@ -444,9 +444,24 @@ t.test('a run whose texts the view shortened says so, and each cut text says it 
     shortened,
     'each shortened text carries its marker',
   );
+  // "Needs you" is read at a glance: a long reason shows its start, the whole text on demand.
+  const failed = api.run.nodes.find((n) => n.state === 'failed')!;
+  const reason = page.locator(`.needs-you [data-needs="failed"]`).first().locator('dd').first();
+  const [visible, hidden] = await reason.evaluate((el) => {
+    const all = el.textContent ?? '';
+    const rest = el.querySelector('details')?.textContent ?? '';
+    return [all.slice(0, all.length - rest.length), rest];
+  });
+  t.equal(visible, `${failed.failureReason!.slice(0, 240)}…`, 'the first 240 characters of the reason');
+  t.equal(hidden, `Show all ${failed.failureReason!.length} characters${failed.failureReason}`);
+  const details = reason.locator('details.long-text');
+  t.equal(await details.evaluate((d) => d.hasAttribute('open')), false, 'the rest starts closed');
+  await reason.locator('summary').click();
+  t.equal(await details.evaluate((d) => d.hasAttribute('open')), true, 'and opens on demand');
   await page.goto(`${ui.origin}/#/runs/${LIVE_RUN}`);
   await page.locator('.lane').waitFor();
   t.equal(await page.locator('[data-texts-shortened]').count(), 0, 'a run whose texts fit shows no note');
+  t.equal(await page.locator('.needs-you details.long-text').count(), 0, 'short reasons are shown whole');
 });
 
 t.test('quarantined runs get a plain banner with the bridge’s reasons', async (t) => {

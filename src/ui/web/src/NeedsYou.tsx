@@ -2,6 +2,7 @@ import type { RunDetail, RunSummary } from './api.js';
 import { type Attention, attentionOf, FIRST_PROBLEMS, needsNothing } from './attention.js';
 import { Command } from './Command.js';
 import { formatAgo, formatTime } from './format.js';
+import { LongText } from './LongText.js';
 import { bandCandidates, useRunDetails } from './run-details.js';
 
 const runLink = (runId: string) => <a href={`#/runs/${encodeURIComponent(runId)}`}>{runId}</a>;
@@ -42,11 +43,11 @@ function AttentionItems({ attention, withRun }: { attention: Attention; withRun:
           <dl class="facts compact">
             <div>
               <dt>Reason</dt>
-              <dd>{f.failureReason ?? '—'}</dd>
+              <dd>{f.failureReason === null ? '—' : <LongText text={f.failureReason} />}</dd>
             </div>
             <div>
               <dt>Recovery</dt>
-              <dd>{f.recoveryPath ?? '—'}</dd>
+              <dd>{f.recoveryPath === null ? '—' : <LongText text={f.recoveryPath} />}</dd>
             </div>
           </dl>
         </li>
@@ -61,7 +62,9 @@ function AttentionItems({ attention, withRun }: { attention: Attention; withRun:
           </p>
           <ul>
             {attention.refused.firstProblems.map((p) => (
-              <li key={p}>{p}</li>
+              <li key={p}>
+                <LongText text={p} />
+              </li>
             ))}
           </ul>
         </li>
