@@ -41,11 +41,31 @@ await build({
     js: "import { createRequire as vendorRequire } from 'node:module'; const require = vendorRequire(import.meta.url);",
   },
 });
+// secretlint 12's core marks the start and end of every rule on every file in the global
+// performance timeline, and its profiler keeps each mark and searches all earlier ones at each
+// end: the scan's cost per file grows with the files scanned before it (a review inventory of
+// 2,000 files outran the validators' 120 s deadline). Nothing reads the profile (its CLI's
+// --profile, which we do not use), so the profiler is replaced by one whose mark does nothing, as
+// secretlint 13 does unless profiling is asked for (secretlint/secretlint#1673; 13 needs Node 22).
+const noProfiler = {
+  name: 'no-secretlint-profiler',
+  setup(b) {
+    b.onResolve({ filter: /^@secretlint\/profiler$/ }, () => ({
+      path: 'profiler',
+      namespace: 'no-profiler',
+    }));
+    b.onLoad({ filter: /.*/, namespace: 'no-profiler' }, () => ({
+      contents: 'export const secretLintProfiler = { mark() {} };\n',
+      loader: 'js',
+    }));
+  },
+};
 // One file, so the validator child loads the rule set at once and the runtime identity
 // (src/server/runtime-identity.ts) covers the exact rules that judged a run. `debug` is
 // CommonJS and requires Node built-ins, as cross-spawn does above.
 await build({
   ...common,
+  plugins: [noProfiler],
   stdin: {
     contents:
       "export { lintSource } from '@secretlint/core';\n" +
