@@ -68,6 +68,10 @@ t.test('the worker entry finds a credential in a JSON text whatever escapes spel
     'escaped.json': [JSON.stringify({ k: secret }).replace('a/', '\\u0061\\/'), true],
     'key.json': [`{"\\u0061/secret-value-of-32-bytes-0123456": 1}`, true],
     'lines.jsonl': [`not json\n["\\u0061/secret-value-of-32-bytes-0123456"]\n`, true],
+    // Only lines that can hold a string are parsed: an object, an array or a string, after JSON's
+    // whitespace (a line of a number, true, false or null cannot).
+    'indented.jsonl': [`\xff\\\n \t\r{"k": "\\u0061/secret-value-of-32-bytes-0123456"}\n`, true],
+    'string.jsonl': [`\\ binary\n\t"\\u0061/secret-value-of-32-bytes-0123456"\n`, true],
     'other.md': [`\\u0061/secret-value-of-32-bytes-0123456`, false],
     'clean.json': [JSON.stringify({ k: 'a\\b', v: [1, null, { w: 'nothing here' }] }), false],
   };
