@@ -55,6 +55,22 @@ t.test('every documented metric is exposed, in the text format, with the process
   t.match(text, /^nodejs_eventloop_lag_seconds \d/m, 'Node metrics');
 });
 
+t.test('the example Grafana dashboard queries only metrics the bridge exposes', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  const text = await scrape(b);
+  const dashboard = JSON.parse(
+    await readFile(join(import.meta.dirname, '../../docs/grafana/harness-bridge.json'), 'utf8'),
+  ) as { panels: { title: string; targets: { expr: string }[] }[] };
+  const names = new Set<string>();
+  for (const panel of dashboard.panels)
+    for (const { expr } of panel.targets)
+      for (const [name] of expr.matchAll(/\b(?:bridge|process|nodejs)_[a-z0-9_]+/g))
+        names.add(name.replace(/_(bucket|sum|count)$/, ''));
+  t.ok(names.size >= 15, `the dashboard reads the bridge's metrics: ${[...names].join(', ')}`);
+  for (const name of names) t.match(text, new RegExp(`^# TYPE ${name} `, 'm'), `${name} is exposed`);
+});
+
 t.test('/health reports the configured pool size and validator concurrency beside their use', async (t) => {
   const b = await startTestBridge(undefined, {});
   t.teardown(() => cleanup(b));
@@ -199,3 +215,31 @@ t.test(
     t.equal(sample(text, 'bridge_hash_pool_queued_tasks'), 0);
   },
 );
+
+t.test('a validator child killed at its deadline refuses the completion and is counted', async (t) => {
+  const { createFinishLineGate } = await import('../src/validators/runner.js');
+  const b = await startTestBridge(undefined, {
+    // The gate as `harness bridge` wires it, with a deadline no child process can meet.
+    makeFinishLine: (e, observer) =>
+      createFinishLineGate({
+        concurrency: e.validatorConcurrency,
+        deadlineMs: 1,
+        ...(observer ? { observer } : {}),
+      }),
+  });
+  t.teardown(() => cleanup(b));
+  await driveToReady(b, 'd1');
+  let text = await scrape(b);
+  t.equal(sample(text, 'bridge_validator_deadline_hits_total'), 0);
+  const refused = await complete(b, 'd1');
+  t.equal(refused.status, 409);
+  t.ok(
+    (refused.body['problems'] as string[]).includes('finish-line validators timed out'),
+    JSON.stringify(refused.body['problems']),
+  );
+  text = await scrape(b);
+  t.equal(sample(text, 'bridge_validator_deadline_hits_total'), 1, 'the kill is counted');
+  t.equal(sample(text, 'bridge_validator_seconds_count'), 1, 'and timed like any child');
+  t.equal(sample(text, 'bridge_validator_children_running'), 0, 'the child is gone');
+  t.equal((await b.req('GET', '/runs/d1')).body['run']?.status, 'blocked');
+});
