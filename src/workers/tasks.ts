@@ -102,7 +102,7 @@ export function hashDescriptor(
         if (n === 0) break;
         read += n;
       }
-      leaked = decodedJsonLeak(whole.toString('utf8', 0, read), needles);
+      leaked = decodedJsonLeak(whole.subarray(0, read), needles);
     }
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
@@ -117,35 +117,50 @@ const BACKSLASH = 0x5c;
 /** Documents the gate parses are at most this large (readArtifact's bound). */
 const DECODED_SCAN_MAX_BYTES = 8 * 1024 * 1024;
 
+/** JSON's whitespace, as bytes: space, tab, line feed, carriage return. */
+const JSON_SPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
+/** The bytes a JSON text holding a string starts with: an object, an array or a string. */
+const STRING_HOLDERS = new Set([0x7b, 0x5b, 0x22]);
+
 /**
- * Whether a JSON text can hold a string: only an object, an array or a string does (a number,
- * true, false or null holds none), and JSON.parse takes nothing before it but JSON's whitespace.
+ * Whether bytes[start, end) may be a JSON text holding a string: its first byte after JSON's
+ * whitespace opens an object, an array or a string (a number, true, false or null holds none, and
+ * JSON.parse takes nothing else before it: a byte that decodes to anything but ASCII cannot start
+ * one).
  */
-function mayHoldStrings(text: string): boolean {
-  const first = /[^ \t\n\r]/.exec(text)?.[0];
-  return first === '{' || first === '[' || first === '"';
+function mayHoldStrings(bytes: Buffer, start: number, end: number): boolean {
+  let i = start;
+  while (i < end && JSON_SPACE.has(bytes[i] as number)) i++;
+  return i < end && STRING_HOLDERS.has(bytes[i] as number);
 }
 
 /**
  * Whether a JSON text (or JSON Lines, line by line) holds a needle in a string or a member name
- * once decoded. Text that is not JSON is judged by its bytes alone: no reader decodes it. Only
- * lines that may hold a string are parsed: a binary file's lines are almost all refused by their
- * first character, where a failed parse of each costs a thrown error (350 ms per MiB of random
- * bytes, then most of the gate's time for a root of binary artifacts).
+ * once decoded as UTF-8. Text that is not JSON is judged by its bytes alone: no reader decodes it.
+ * Only what may hold a string is decoded and parsed: a binary file's lines are almost all refused
+ * by their first byte, where decoding the whole file and a thrown parse error per line cost 350 ms
+ * per MiB of random bytes, most of the gate's time for a root of binary artifacts. Lines are split
+ * at 0x0a before decoding, as after: UTF-8 never uses that byte inside a character, and a decoder
+ * never takes it into a replaced sequence.
  */
-export function decodedJsonLeak(text: string, needles: readonly string[]): boolean {
+export function decodedJsonLeak(bytes: Buffer, needles: readonly string[]): boolean {
   const wanted = needles.filter((n) => n !== '');
   const docs: unknown[] = [];
-  try {
-    docs.push(JSON.parse(text));
-  } catch {
-    for (const line of text.split('\n')) {
-      if (!mayHoldStrings(line)) continue;
-      try {
-        docs.push(JSON.parse(line));
-      } catch {
-        // not a JSON line
-      }
+  const parse = (start: number, end: number) => {
+    if (!mayHoldStrings(bytes, start, end)) return false;
+    try {
+      docs.push(JSON.parse(bytes.toString('utf8', start, end)));
+      return true;
+    } catch {
+      return false; // not JSON
+    }
+  };
+  if (!parse(0, bytes.length)) {
+    for (let start = 0; start < bytes.length; ) {
+      const newline = bytes.indexOf(0x0a, start);
+      const end = newline === -1 ? bytes.length : newline;
+      parse(start, end);
+      start = end + 1;
     }
   }
   const holds = (s: string) => wanted.some((n) => s.includes(n));
