@@ -25,6 +25,18 @@ export const NextStep = Type.Object(
   { additionalProperties: false },
 );
 
+/** A completion-preview step: a next step and the kind of its problem, the UI's grouping key. */
+export const PreviewStep = Type.Object(
+  {
+    ...NextStep.properties,
+    kind: Type.String({
+      description:
+        'the kind of problem (the anchor of its section in docs/next-steps.md), e.g. node-not-passed',
+    }),
+  },
+  { additionalProperties: false },
+);
+
 export const ArtifactClaimView = Type.Object({
   path: Type.String(),
   sha256: Type.String(),
@@ -212,7 +224,7 @@ export const RunView = Type.Object(
     completionPreview: Type.Object({
       ready: Type.Boolean(),
       problems: Type.Array(Type.String()),
-      steps: Type.Array(NextStep, {
+      steps: Type.Array(PreviewStep, {
         description:
           'each problem with the command or document that clears it (docs/next-steps.md); the first that fit in 128 KiB',
       }),

@@ -1,7 +1,7 @@
 import type { OpenRun } from '../storage/run-files.js';
 import type { RunFacts } from '../validators/facts.js';
-import { type NextStep, nextSteps } from '../validators/next-step.js';
-import { texts } from '../validators/problem.js';
+import { type NextStep, nextStep } from '../validators/next-step.js';
+import { type ProblemKind, texts } from '../validators/problem.js';
 import { structuralFindings, structuralProblems } from '../validators/structural.js';
 import type { VerifiedDigests } from '../validators/verified-bytes.js';
 import type { HashPool } from '../workers/pool.js';
@@ -70,7 +70,7 @@ export function verifiedBy(check: ArtifactCheck): VerifiedDigests {
 export interface CompletionPreview {
   ready: boolean;
   problems: string[];
-  steps: NextStep[];
+  steps: (NextStep & { kind: ProblemKind })[];
 }
 
 /**
@@ -85,7 +85,7 @@ export function completionPreview(run: OpenRun): CompletionPreview {
   return {
     ready: found.length === 0,
     problems: texts(found),
-    steps: nextSteps(found, { facts, root: null }),
+    steps: found.map((p) => ({ ...nextStep(p, { facts, root: null }), kind: p.kind })),
   };
 }
 

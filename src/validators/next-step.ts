@@ -133,10 +133,6 @@ export function nextStep(problem: Problem, ctx: FixContext): NextStep {
   };
 }
 
-export function nextSteps(problems: readonly Problem[], ctx: FixContext): NextStep[] {
-  return problems.map((p) => nextStep(p, ctx));
-}
-
 /** A line with no kind behind it (a step the view cut, a quarantine reason): the page on next steps. */
 export const unlisted = (problem: string, anchor?: string): NextStep => ({
   problem,
@@ -156,7 +152,13 @@ export function previewAndLocalSteps(
   const local = check?.problems ?? [];
   const render = (p: Problem) => nextStep(p, (check as { ctx: FixContext }).ctx);
   const found = new Map(local.map((p) => [p.text, p]));
-  const shown = new Map((preview.steps ?? []).map((s) => [s.problem, s]));
+  // A view's step also names its kind (for the UI's grouping); a step printed here is {problem, nodeId?, fix}.
+  const shown = new Map(
+    (preview.steps ?? []).map((s) => [
+      s.problem,
+      { problem: s.problem, ...(s.nodeId === undefined ? {} : { nodeId: s.nodeId }), fix: s.fix },
+    ]),
+  );
   const bridge = preview.problems.map((text) => {
     const mine = found.get(text);
     return mine ? render(mine) : (shown.get(text) ?? unlisted(text));
