@@ -6,10 +6,17 @@ import type { Request } from 'playwright-core';
 import t from 'tap';
 import { DEFAULT_ARTIFACT_BY_NODE, NODE_IDS, type NodeId, TEXT_FIELD_MAX } from '../src/contract/index.js';
 import { runPaths } from '../src/storage/paths.js';
+import { formatGap } from '../src/ui/web/src/event-scan.js';
 import { ev, makeTestEnv, startTestBridge, type TestBridge } from './helpers/bridge.js';
 import { complete, driveToReady } from './helpers/complete-run.js';
 import { ROOT } from './helpers/paths.js';
-import { buildWeb, launchBrowser, requireChromium, startUiFor } from './helpers/ui-browser.js';
+import {
+  buildWeb,
+  launchBrowser,
+  requireChromium,
+  seriousAxeViolations,
+  startUiFor,
+} from './helpers/ui-browser.js';
 
 /**
  * The operator UI in headless Debian Chromium against the REAL bridge: runs are seeded through
@@ -17,8 +24,8 @@ import { buildWeb, launchBrowser, requireChromium, startUiFor } from './helpers/
  * artifact (re-verified on read) and by flipping a byte in another run's journal before a restart
  * (re-authenticated on open). The UI server holds only the access token.
  */
-// Screenshots for the docs are written only on request (HARNESS_UPDATE_SCREENSHOTS=1), so a test
-// run never dirties the tree; otherwise they go to a throwaway directory.
+// Screenshots for the docs are written only by `npm run screenshots` (HARNESS_UPDATE_SCREENSHOTS=1),
+// so a test run never dirties the tree; otherwise they go to a throwaway directory.
 const SHOTS =
   process.env['HARNESS_UPDATE_SCREENSHOTS'] === '1'
     ? join(ROOT, 'docs/screenshots/')
@@ -31,6 +38,10 @@ const COMPLETED_RUN = 'beta-completed';
 const DRIFTED_RUN = 'gamma-drifted';
 const TAMPERED_RUN = 'delta-tampered';
 const LONG_TEXTS_RUN = 'epsilon-long-texts';
+const BLUEPRINT_RUN = 'zeta-blueprint';
+/** The widths the docs' screenshots and the accessibility check are taken at. */
+const WIDE = { width: 1400, height: 900 };
+const NARROW = { width: 420, height: 900 };
 const FILLER_EVENTS = 150;
 const PENDING = { owner: 'security-lead', scope: "deploy to prod's cluster" };
 const DECIDED = { owner: 'tech-lead', scope: 'schema migration' };
@@ -196,6 +207,16 @@ for (const id of [LIVE_RUN, COMPLETED_RUN, DRIFTED_RUN]) {
   });
   if (created.status !== 201) throw new Error(`create ${id}: ${JSON.stringify(created.body)}`);
 }
+await post(
+  bridge,
+  BLUEPRINT_RUN,
+  ev({
+    type: 'run.created',
+    runMode: 'blueprint',
+    eventSource: 'static-blueprint',
+    message: 'the flow as designed',
+  }),
+);
 const work = await mkdtemp(join(tmpdir(), 'harness-ui-browser-'));
 const webRoot = join(work, 'web');
 const [liveEvents] = await Promise.all([
@@ -211,6 +232,7 @@ await writeFile(join(te.dir, `artifacts-${DRIFTED_RUN}`, DEFAULT_ARTIFACT_BY_NOD
 // The UI server's configuration comes from an environment holding the access token and nothing stronger.
 const ui = await startUiFor(bridge.url, ACCESS, webRoot);
 const { context, page } = await launchBrowser(join(work, 'profile'));
+await page.setViewportSize(WIDE);
 t.teardown(async () => {
   await context.close();
   await ui.app.close();
@@ -257,12 +279,12 @@ const QUARANTINED_EVENTS = 'Events are not shown: this run is quarantined, so it
 
 t.test('the runs list shows every seeded run with the bridge’s status, mode, node and counts', async (t) => {
   await page.goto(`${ui.origin}/#/?sort=created`);
-  await page.locator('table.runs tbody tr').nth(4).waitFor();
+  await page.locator('table.runs tbody tr').nth(5).waitFor();
   const rows = page.locator('table.runs tbody tr');
-  t.equal(await rows.count(), 5);
+  t.equal(await rows.count(), 6);
   t.same(
     await rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-run-id'))),
-    [LONG_TEXTS_RUN, DRIFTED_RUN, COMPLETED_RUN, LIVE_RUN, TAMPERED_RUN],
+    [LONG_TEXTS_RUN, BLUEPRINT_RUN, DRIFTED_RUN, COMPLETED_RUN, LIVE_RUN, TAMPERED_RUN],
     'newest created first',
   );
   const cells = (id: string) =>
@@ -287,6 +309,7 @@ t.test('the runs list shows every seeded run with the bridge’s status, mode, n
   t.equal((await cells(TAMPERED_RUN))[0], 'quarantined');
   t.match(await page.getByRole('status').textContent(), /Connected/);
   await page.screenshot({ path: join(SHOTS, 'runs-list.png') });
+  t.same(await seriousAxeViolations(page), [], 'no serious or critical accessibility violation at 1400 px');
 });
 
 t.test('a run opens from the keyboard and shows the lane with every seeded node state', async (t) => {
@@ -362,8 +385,9 @@ t.test('the pending approval shows owner, scope and the exact approve command', 
   await page.screenshot({
     path: join(SHOTS, 'run-view.png'),
     fullPage: true,
-    clip: { x: 0, y: 0, width: 1280, height: Math.round((events?.y ?? 900) + 420) },
+    clip: { x: 0, y: 0, width: WIDE.width, height: Math.round((events?.y ?? 900) + 420) },
   });
+  t.same(await seriousAxeViolations(page), [], 'no serious or critical accessibility violation at 1400 px');
 });
 
 t.test('the completion panel shows each problem with the fix the bridge gives it', async (t) => {
@@ -381,6 +405,150 @@ t.test('the completion panel shows each problem with the fix the bridge gives it
     'the pending approval: the approve command the approvals list shows',
   );
   t.equal(fixes.length, await panel.locator('ul.problems > li').count(), 'one fix per problem');
+});
+
+t.test(
+  'the completion checklist groups the problems by kind, counts from the run, open where blocked',
+  async (t) => {
+    const panel = page.locator('section.completion');
+    const group = (id: string) => panel.locator(`details.check-group[data-group="${id}"]`);
+    const summaries = await panel
+      .locator('details.check-group > summary')
+      .evaluateAll((els) => els.map((e) => (e.textContent ?? '').trim()));
+    const withArtifact = NODE_IDS.filter((id) => DEFAULT_ARTIFACT_BY_NODE[id] !== undefined).length;
+    t.same(summaries, [
+      // Eight required nodes are not passed; nine artifacts are not verified (the skipped node's too).
+      '✕ Nodes 5/14 passed, 1 skipped · 8 blocking',
+      `✕ Artifacts 5/${withArtifact} verified · ${withArtifact - 5} blocking`,
+      '✕ Approvals 1 pending, 1 decided · 1 blocking',
+      '✓ Self-heal not needed (nothing detected) · nothing blocks',
+      '✓ Proof: node prove is pending · nothing blocks',
+      '✓ Production readiness: node production-readiness is passed · nothing blocks',
+    ]);
+    const problems = async (id: string) =>
+      group(id)
+        .locator('ul.problems > li')
+        .evaluateAll((els) => els.map((e) => e.firstChild?.textContent ?? ''));
+    t.ok(
+      (await problems('nodes')).includes('required node cloud-platform is failed, not passed'),
+      'a node problem is under nodes',
+    );
+    t.same((await problems('approvals')).length, 1, 'the pending approval, and only it, under approvals');
+    t.match(await group('approvals').locator('.fix-command').textContent(), /--owner security-lead/);
+    const shown = [
+      ...(await problems('nodes')),
+      ...(await problems('artifacts')),
+      ...(await problems('approvals')),
+    ];
+    const view = await bridge.req('GET', `/runs/${LIVE_RUN}?eventLimit=1`);
+    const preview = (view.body['run'] as { completionPreview: { problems: string[] } }).completionPreview;
+    t.same(shown.sort(), [...preview.problems].sort(), 'every problem the bridge gives, each once');
+    t.equal(await group('approvals').getAttribute('open'), '', 'a group blocked by a few problems is open');
+    t.equal(await group('nodes').getAttribute('open'), null, 'one with more is closed, its count shown');
+    t.equal(await group('self-heal').getAttribute('open'), null, 'a clear group is closed');
+    // A native disclosure: the keyboard opens and closes it.
+    await group('nodes').locator('summary').focus();
+    await page.keyboard.press('Enter');
+    t.equal(await group('nodes').getAttribute('open'), '', 'Enter on its summary opens a group');
+    t.equal(await group('nodes').locator('ul.problems').isVisible(), true);
+    await page.keyboard.press('Enter');
+    t.equal(await group('nodes').getAttribute('open'), null, 'and closes it again');
+    t.equal(await group('nodes').locator('ul.problems').isVisible(), false);
+  },
+);
+
+/** Each node's event count and time spent, as the lane must show them: counted from the bridge's own pages. */
+async function laneExpectations(runId: string, now: number) {
+  const events: { seq: number; ts: string; nodeId: string }[] = [];
+  for (let cursor: number | null = 0; cursor !== null; ) {
+    const r = await bridge.req('GET', `/runs/${runId}?eventLimit=200&eventCursor=${cursor}`);
+    const run = r.body['run'] as {
+      events: typeof events;
+      eventPage: { nextCursor: string | null; returned: number };
+      nodes: { id: string; state: string; updatedSeq: number | null }[];
+    };
+    events.push(...run.events);
+    cursor =
+      run.eventPage.nextCursor === null || run.eventPage.returned === 0
+        ? null
+        : Number(run.eventPage.nextCursor);
+    if (cursor === null)
+      return run.nodes.map((n) => {
+        const mine = events.filter((e) => e.nodeId === n.id).sort((a, b) => a.seq - b.seq);
+        const start = mine[0] ? Date.parse(mine[0].ts) : 0;
+        const settled = ['passed', 'failed', 'skipped'].includes(n.state);
+        const end = settled ? mine.find((e) => e.seq === n.updatedSeq)?.ts : undefined;
+        return {
+          id: n.id,
+          count: mine.length,
+          newest: mine
+            .slice(-20)
+            .reverse()
+            .map((e) => e.seq),
+          spent: mine.length === 0 ? null : settled ? formatGap(Date.parse(end ?? '') - start) : now - start,
+        };
+      });
+  }
+  return [];
+}
+
+t.test('the lane shows each node’s events count and time spent, and lists its events', async (t) => {
+  await page.goto(`${ui.origin}/#/runs/${LIVE_RUN}`);
+  const trace = (id: string) => page.locator(`.lane > li[data-node-id="${id}"] .node-trace`);
+  await page.waitForFunction(
+    `[...document.querySelectorAll('.lane .node-trace')].reduce((n, b) => n + Number(b.dataset.events), 0) === ${liveEvents}`,
+  );
+  const expected = await laneExpectations(LIVE_RUN, Date.now());
+  t.same(
+    expected.filter((n) => n.count > 0).map((n) => [n.id, n.count]),
+    [
+      ['intake', 4],
+      ['route', 3],
+      ['code-intelligence', 3],
+      ['design-anchors', 1],
+      ['system-design', 3],
+      ['production-readiness', 3],
+      ['cloud-platform', 2],
+      ['implement', FILLER_EVENTS + 3],
+      ['redzone', 1],
+    ],
+    'the seed, as the bridge counts it',
+  );
+  for (const n of expected) {
+    const text = (await trace(n.id).textContent()) ?? '';
+    t.equal(await trace(n.id).getAttribute('data-events'), String(n.count), `${n.id}: its events count`);
+    if (n.spent === null) t.equal(text, 'no events', `${n.id}: no events`);
+    else if (typeof n.spent === 'string')
+      t.equal(text, `${n.count} event${n.count === 1 ? '' : 's'} · ${n.spent}`, `${n.id}: settled, its time`);
+    else t.match(text, new RegExp(`^${n.count} events? · .+ so far$`), `${n.id}: open, time so far`);
+  }
+  const list = (id: string) => page.locator(`#node-events-${id}`);
+  t.equal(await list('intake').isVisible(), false, 'no list until asked');
+  await page.locator('.lane > li[data-node-id="intake"]').hover();
+  t.equal(await list('intake').isVisible(), true, 'hovering a node lists its events');
+  t.equal(await list('intake').getAttribute('role'), 'tooltip');
+  const seqsOf = (id: string) =>
+    list(id)
+      .locator('li')
+      .evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-seq'))));
+  t.same(await seqsOf('intake'), expected.find((n) => n.id === 'intake')?.newest, 'its events, newest first');
+  await page.mouse.move(0, 0);
+  t.equal(await list('intake').isVisible(), false);
+  // Keyboard: focusing a node's events button shows the list it is described by; Escape hides it.
+  await trace('implement').focus();
+  t.equal(await trace('implement').getAttribute('aria-describedby'), 'node-events-implement');
+  t.equal(await list('implement').isVisible(), true, 'focusing a node lists its events');
+  t.match(await list('implement').textContent(), `Its newest 20 of ${FILLER_EVENTS + 3} events`);
+  t.same(await seqsOf('implement'), expected.find((n) => n.id === 'implement')?.newest);
+  await page.keyboard.press('Escape');
+  t.equal(await list('implement').isVisible(), false, 'Escape hides it');
+  await page.keyboard.press('Enter');
+  t.equal(await trace('implement').getAttribute('aria-expanded'), 'true', 'the button pins it open');
+  t.equal(await list('implement').isVisible(), true);
+  await page.locator('#flow-heading').click();
+  t.equal(await list('implement').isVisible(), true, 'and it stays when the focus leaves');
+  await trace('implement').click();
+  t.equal(await list('implement').isVisible(), false, 'until the button is pressed again');
 });
 
 t.test('events page newest first, older pages on demand, back to newest', async (t) => {
@@ -498,6 +666,34 @@ t.test('quarantined runs get a plain banner with the bridge’s reasons', async 
     );
 });
 
+t.test('a blueprint run shows the static topology, no progress', async (t) => {
+  await page.goto(`${ui.origin}/#/runs/${BLUEPRINT_RUN}`);
+  await page.locator('.lane.blueprint > li').nth(13).waitFor();
+  t.equal(await page.locator('#flow-heading').textContent(), 'Flow: static topology');
+  t.match(
+    await page.locator('[data-mode-note="blueprint"]').textContent(),
+    /static topology, not live progress/,
+  );
+  const nodes = await page
+    .locator('.lane > li')
+    .evaluateAll((els) => els.map((e) => [e.getAttribute('data-node-id'), (e.textContent ?? '').trim()]));
+  t.same(
+    nodes.map(([id]) => id),
+    [...NODE_IDS],
+  );
+  for (const [id, text] of nodes) {
+    const artifact = DEFAULT_ARTIFACT_BY_NODE[id as NodeId];
+    t.match(text, artifact === undefined ? /no artifact$/ : `artifact ${artifact}`, `${id}: its artifact`);
+    t.match(text, /required|optional/);
+  }
+  t.equal(
+    await page.locator('.lane .node-state, .lane .node-trace, .lane [aria-current]').count(),
+    0,
+    'no state, time, events or current node',
+  );
+  t.equal(await page.locator('[data-mode-note="replay"]').count(), 0);
+});
+
 t.test('a completed run drifting on disk turns quarantined on screen', async (t) => {
   await page.goto(`${ui.origin}/#/runs/${COMPLETED_RUN}`);
   await page.getByText('Completed: the finish line accepted this run.').waitFor();
@@ -556,7 +752,7 @@ const NARROW_PROBE = `(() => {
 })()`;
 
 t.test('at 420 px nothing is wider than the window: tables are cards, digests shortened', async (t) => {
-  await page.setViewportSize({ width: 420, height: 900 });
+  await page.setViewportSize(NARROW);
   for (const path of ['/', `/#/runs/${LIVE_RUN}`]) {
     await page.goto(`${ui.origin}${path}`);
     await page
@@ -568,6 +764,20 @@ t.test('at 420 px nothing is wider than the window: tables are cards, digests sh
       .first()
       .waitFor();
     t.same(await page.evaluate(NARROW_PROBE), { over: 0, wide: [] }, `nothing overflows on ${path}`);
+    t.same(await seriousAxeViolations(page), [], `no serious or critical accessibility violation on ${path}`);
+    if (path !== '/') {
+      // A node's events list opens inside the window, from either column of the lane.
+      for (const id of ['code-intelligence', 'design-anchors']) {
+        await page.locator(`.lane > li[data-node-id="${id}"]`).hover();
+        t.same(await page.evaluate(NARROW_PROBE), { over: 0, wide: [] }, `${id}: its events list fits`);
+      }
+      await page.mouse.move(0, 0);
+    }
+    await page.screenshot({
+      path: join(SHOTS, path === '/' ? 'runs-list-narrow.png' : 'run-view-narrow.png'),
+      clip: { x: 0, y: 0, ...NARROW, height: 1400 },
+      fullPage: true,
+    });
     const table = path === '/' ? 'table.runs' : 'table.artifacts';
     t.equal(await page.locator(`${table} thead`).isVisible(), false, `${table}: no header row`);
     t.equal(
@@ -597,7 +807,7 @@ t.test('at 420 px nothing is wider than the window: tables are cards, digests sh
     return data.getData('text/plain');
   })()`);
   t.equal(copied, full);
-  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.setViewportSize(WIDE);
 });
 
 t.test('a lost bridge is shown plainly, with the data still on screen', async (t) => {

@@ -189,6 +189,20 @@ t.test('the runs list: newest activity first, a sort switch, filters in the URL,
   );
 });
 
+t.test('a replay run says so in its header, naming its source; a live run does not', async (t) => {
+  await page.goto(`${ui.origin}/#/runs/${REPLAY_RUN}`);
+  const note = page.locator('[data-mode-note="replay"]');
+  await note.waitFor();
+  t.equal(
+    (await note.textContent())?.replace(/\s+/g, ' '),
+    "Replay: this run's events were replayed from database, not recorded live.",
+  );
+  t.ok((await top('[data-mode-note]')) < (await top('dl.facts')), 'in the header, above the facts');
+  await page.goto(`${ui.origin}/#/runs/${FAILED_RUN}`);
+  await page.locator('.lane').waitFor();
+  t.equal(await page.locator('[data-mode-note]').count(), 0);
+});
+
 t.test('a run’s page opens on its decisions, above its facts and completion', async (t) => {
   await page.goto(`${ui.origin}/#/runs/${APPROVAL_RUN}`);
   const banner = page.locator('section.needs-you');

@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import t from 'tap';
@@ -56,4 +58,34 @@ export async function launchBrowser(profile: string): Promise<{ context: Browser
     ],
   });
   return { context, page: context.pages()[0] ?? (await context.newPage()) };
+}
+
+/** axe-core's browser build, read from node_modules: nothing is downloaded at run time. */
+const AXE_SOURCE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+/** An axe-core finding as the browser tests report it: the rule, its impact, and where. */
+export interface AxeFinding {
+  id: string;
+  impact: string | null;
+  help: string;
+  targets: string[];
+}
+
+/**
+ * The serious and critical accessibility violations axe-core finds on the page as it stands (WCAG
+ * 2.x A and AA rules). The library is evaluated through the DevTools protocol, which the page's
+ * CSP (script-src 'self') does not govern, so the page under test keeps its real policy.
+ */
+export async function seriousAxeViolations(page: Page): Promise<AxeFinding[]> {
+  if (!(await page.evaluate('typeof window.axe === "object"')))
+    await page.evaluate(await readFile(AXE_SOURCE, 'utf8'));
+  const found = (await page.evaluate(`axe
+    .run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } })
+    .then((r) => r.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact ?? null,
+      help: v.help,
+      targets: v.nodes.slice(0, 5).map((n) => n.target.join(' ')),
+    })))`)) as AxeFinding[];
+  return found.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }

@@ -1,18 +1,9 @@
 import t from 'tap';
 import type { RunDetail } from '../../src/ui/web/src/api.js';
 import { attentionOf, FIRST_PROBLEMS, needsNothing } from '../../src/ui/web/src/attention.js';
+import { runDetail } from '../helpers/ui-run-detail.js';
 
-/** The parts of a run view "Needs you" reads; the rest of the view does not change what it says. */
-function view(over: Partial<RunDetail>): RunDetail {
-  return {
-    id: 'r1',
-    status: 'running',
-    approvals: [],
-    nodes: [],
-    completionPreview: { ready: false, problems: [], steps: [] },
-    ...over,
-  } as RunDetail;
-}
+const view = runDetail;
 const approval = (nodeId: string, owner: string, scope: string, status = 'pending') => ({
   nodeId,
   owner,

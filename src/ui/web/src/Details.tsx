@@ -1,5 +1,6 @@
 import type { ArtifactItem, NodeItem, RunDetail } from './api.js';
 import { Command } from './Command.js';
+import { checklistOf, OPEN_UP_TO } from './checklist.js';
 import { Digest } from './Digest.js';
 import { formatBytes, formatTime } from './format.js';
 
@@ -25,33 +26,66 @@ export function Quarantine({ run }: { run: RunDetail }) {
   );
 }
 
+/**
+ * The completion preview as a checklist (checklist.ts): one collapsible group per part of the
+ * finish line, its count first and how many problems it holds; open when it holds a few (so a
+ * long list does not push the lane and approvals off the page), each problem with
+ * the next step the bridge gives it (docs/next-steps.md; a step the view cut shows none).
+ */
 export function Completion({ run }: { run: RunDetail }) {
   const preview = run.completionPreview;
   if (!preview || run.status === 'quarantined') return null;
-  // The bridge gives each problem its fix (docs/next-steps.md); a step the view cut shows none.
-  const fixes = new Map(preview.steps.map((s) => [s.problem, s.fix]));
+  const blocking = run.status !== 'completed' && !preview.ready;
   return (
-    <section aria-labelledby="completion-heading" class={`completion ${preview.ready ? 'ready' : 'blocked'}`}>
+    <section aria-labelledby="completion-heading" class={`completion ${blocking ? 'blocked' : 'ready'}`}>
       <h2 id="completion-heading">Completion</h2>
       {run.status === 'completed' ? (
         <p>Completed: the finish line accepted this run.</p>
       ) : preview.ready ? (
         <p>Ready: nothing known blocks run.completed (the finish-line gate still runs in full).</p>
       ) : (
-        <>
-          <p>Cannot complete yet. What blocks run.completed, and the next step for each:</p>
-          <ul class="problems">
-            {preview.problems.map((p) => {
-              const fix = fixes.get(p);
-              return (
-                <li key={p}>
-                  {p}
-                  {fix !== undefined && <Command label="Next step" text={fix} codeClass="fix-command" />}
-                </li>
-              );
-            })}
-          </ul>
-        </>
+        <p>
+          Cannot complete yet: {preview.problems.length} problem{preview.problems.length === 1 ? '' : 's'}{' '}
+          block run.completed. Each group lists its problems and the next step for each.
+        </p>
+      )}
+      {run.status !== 'completed' && (
+        <div class="checklist">
+          {checklistOf(run).map((g) => (
+            <details
+              key={g.id}
+              class="check-group"
+              data-group={g.id}
+              open={g.problems.length > 0 && g.problems.length <= OPEN_UP_TO}
+            >
+              <summary>
+                <span
+                  class={g.problems.length > 0 ? 'check-mark blocks' : 'check-mark ok'}
+                  aria-hidden="true"
+                >
+                  {g.problems.length > 0 ? '✕' : '✓'}
+                </span>{' '}
+                <span class="check-line">{g.line}</span>
+                {' · '}
+                <span class="check-count">
+                  {g.problems.length === 0 ? 'nothing blocks' : `${g.problems.length} blocking`}
+                </span>
+              </summary>
+              {g.problems.length > 0 && (
+                <ul class="problems">
+                  {g.problems.map((p) => (
+                    <li key={p.problem}>
+                      {p.problem}
+                      {p.fix !== undefined && (
+                        <Command label="Next step" text={p.fix} codeClass="fix-command" />
+                      )}
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </details>
+          ))}
+        </div>
       )}
     </section>
   );

@@ -1,34 +1,21 @@
 import { useState } from 'preact/hooks';
-import { type EventItem, type EventPage, getJson, query, type Result, type RunPageBody } from './api.js';
-
-/** The bridge's largest event page (CONTRACT 4: eventLimit 1..200). */
-const EXPORT_PAGE = 200;
+import { type EventItem, getJson, type Result, type RunPageBody, readEventPages } from './api.js';
 
 /**
- * Every event of the run, oldest first, read through the proxy page by page from the first
- * (offsets are journal positions and the journal only grows, so pages never shift), and the
- * run's view as the bridge answers it. Reads only: the export opens no write path.
+ * Every event of the run, oldest first, read through the proxy page by page from the first, and
+ * the run's view as the bridge answers it. Reads only: the export opens no write path.
  */
 export async function readExport(
   runId: string,
   signal: AbortSignal,
 ): Promise<Result<{ view: RunPageBody; events: EventItem[] }>> {
-  const path = `/runs/${encodeURIComponent(runId)}`;
-  const view = await getJson<RunPageBody>(path, signal);
+  const view = await getJson<RunPageBody>(`/runs/${encodeURIComponent(runId)}`, signal);
   if (!view.ok) return view;
   const bySeq = new Map<number, EventItem>();
-  let cursor: number | null = 0;
-  while (cursor !== null) {
-    const page: Result<RunPageBody> = await getJson<RunPageBody>(
-      `${path}${query({ eventLimit: EXPORT_PAGE, eventCursor: cursor })}`,
-      signal,
-    );
-    if (!page.ok) return page;
-    for (const e of page.data.run.events) bySeq.set(e.seq, e);
-    const { nextCursor, returned }: EventPage = page.data.run.eventPage;
-    // A page that returns nothing cannot move the cursor: stop rather than ask again forever.
-    cursor = nextCursor === null || returned === 0 ? null : Number(nextCursor);
-  }
+  const read = await readEventPages(runId, 0, signal, (events) => {
+    for (const e of events) bySeq.set(e.seq, e);
+  });
+  if (!read.ok) return read;
   const events = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
   return { ok: true, data: { view: view.data, events }, headers: view.headers };
 }

@@ -6,7 +6,7 @@ import { Artifacts, Completion, Quarantine } from './Details.js';
 import { ExportRun } from './Export.js';
 import { firstFailureSeq } from './event-scan.js';
 import { formatTime, label, QUARANTINED_EVENTS_NOTE, runFacts, textsShortenedNote } from './format.js';
-import { usePoll } from './hooks.js';
+import { useNodeTraces, usePoll } from './hooks.js';
 import { RunNeedsYou } from './NeedsYou.js';
 import { NodeLane } from './NodeLane.js';
 import { EVENT_PAGE, type PageRequest, Timeline } from './Timeline.js';
@@ -21,6 +21,9 @@ export function RunPage({ runId }: { runId: string }) {
   document.title = `${runId} · Harness`;
   const run = polled.data?.run;
   const facts = run && runFacts(run);
+  const traced = run !== undefined && run.status !== 'quarantined';
+  const traces = useNodeTraces(runId, traced ? run.eventCount : 0, traced, polled.at?.getTime());
+  const source = traces.first?.eventSource ?? run?.events.at(-1)?.eventSource;
   return (
     <article aria-labelledby="run-heading">
       <p>
@@ -29,6 +32,17 @@ export function RunPage({ runId }: { runId: string }) {
       <h1 id="run-heading">
         Run <code>{runId}</code>
       </h1>
+      {run?.runMode === 'replay' && (
+        <p class="mode-note" data-mode-note="replay">
+          <strong>Replay:</strong> this run's events were replayed from{' '}
+          {source ? <code>{source}</code> : 'a recorded source'}, not recorded live.
+        </p>
+      )}
+      {run?.runMode === 'blueprint' && (
+        <p class="mode-note" data-mode-note="blueprint">
+          <strong>Blueprint:</strong> this run describes the flow's static topology, not live progress.
+        </p>
+      )}
       <BridgeStatus problem={polled.problem} at={polled.at} />
       {run && facts && (
         <>
@@ -79,7 +93,14 @@ export function RunPage({ runId }: { runId: string }) {
               {textsShortenedNote(run.textsShortened ?? 0)}
             </p>
           )}
-          {run.nodes && <NodeLane nodes={run.nodes} current={run.currentNodeId} />}
+          {run.nodes && (
+            <NodeLane
+              nodes={run.nodes}
+              current={run.currentNodeId}
+              blueprint={run.runMode === 'blueprint'}
+              traces={traces}
+            />
+          )}
           {run.approvals && (
             <Approvals
               runId={run.id}

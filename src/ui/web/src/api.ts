@@ -1,5 +1,8 @@
 import type { EventPage, EventViewT, RunSummary, RunViewT } from '../../../contract/views.js';
 
+/** The bridge's largest event page (CONTRACT 4: eventLimit 1..200). */
+export const LARGEST_EVENT_PAGE = 200;
+
 export type { EventPage, RunSummary };
 export type EventItem = EventViewT;
 export type NodeItem = RunViewT['nodes'][number];
@@ -83,4 +86,30 @@ export function query(params: Record<string, number | string | null | undefined>
   for (const [k, v] of Object.entries(params)) if (v !== null && v !== undefined) q.set(k, String(v));
   const s = q.toString();
   return s ? `?${s}` : '';
+}
+
+/**
+ * A run's events from journal position `from` to the end, oldest first, read through the proxy
+ * page by page (offsets are journal positions and the journal only grows, so pages never shift);
+ * each page is handed to `onPage` as it arrives, so a reader stopped half-way keeps what it got.
+ */
+export async function readEventPages(
+  runId: string,
+  from: number,
+  signal: AbortSignal,
+  onPage: (events: EventItem[]) => void,
+): Promise<Result<null>> {
+  let cursor: number | null = from;
+  while (cursor !== null) {
+    const page: Result<RunPageBody> = await getJson<RunPageBody>(
+      `/runs/${encodeURIComponent(runId)}${query({ eventLimit: LARGEST_EVENT_PAGE, eventCursor: cursor })}`,
+      signal,
+    );
+    if (!page.ok) return page;
+    onPage([...page.data.run.events].sort((a, b) => a.seq - b.seq));
+    const { nextCursor, returned }: EventPage = page.data.run.eventPage;
+    // A page that returns nothing cannot move the cursor: stop rather than ask again forever.
+    cursor = nextCursor === null || returned === 0 ? null : Number(nextCursor);
+  }
+  return { ok: true, data: null, headers: new Headers() };
 }

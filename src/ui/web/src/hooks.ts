@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Problem, Result } from './api.js';
+import { type Problem, type Result, readEventPages } from './api.js';
+import { emptyTraces, foldTraces, type Traces } from './node-traces.js';
 
 export const POLL_MS = 2000;
 
@@ -89,4 +90,36 @@ export function useRoute(): Route {
     return () => window.removeEventListener('hashchange', onHash);
   }, []);
   return route;
+}
+
+/**
+ * The traces of a run's nodes, read through the proxy from the first event and then only the
+ * events past the last one read, whenever a poll (`polledAt`) finds the run's event count ahead of
+ * them: so a failed read is tried again at the polling pace, never in a loop. A read in flight is
+ * not abandoned for a newer count (the pages it got are kept); it is aborted when the page goes.
+ */
+export function useNodeTraces(
+  runId: string,
+  eventCount: number,
+  enabled: boolean,
+  polledAt: number | undefined,
+): Traces {
+  const traces = useRef<Traces>(emptyTraces());
+  const reading = useRef(false);
+  const [, setVersion] = useState(0);
+  const abort = useRef(new AbortController());
+  useEffect(() => () => abort.current.abort(), []);
+  useEffect(() => {
+    if (!enabled || reading.current || traces.current.next >= eventCount) return;
+    reading.current = true;
+    void readEventPages(runId, traces.current.next, abort.current.signal, (events) => {
+      foldTraces(traces.current, events);
+      setVersion((v) => v + 1);
+    })
+      .catch(() => null)
+      .finally(() => {
+        reading.current = false;
+      });
+  }, [runId, eventCount, enabled, polledAt]);
+  return traces.current;
 }
