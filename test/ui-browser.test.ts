@@ -495,8 +495,15 @@ async function laneExpectations(runId: string, now: number) {
 t.test('the lane shows each node’s events count and time spent, and lists its events', async (t) => {
   await page.goto(`${ui.origin}/#/runs/${LIVE_RUN}`);
   const trace = (id: string) => page.locator(`.lane > li[data-node-id="${id}"] .node-trace`);
-  await page.waitForFunction(
-    `[...document.querySelectorAll('.lane .node-trace')].reduce((n, b) => n + Number(b.dataset.events), 0) === ${liveEvents}`,
+  // The page's CSP forbids eval (waitForFunction's polling): the lane's attribute is awaited instead.
+  await page.locator(`.lane[data-events-read="${liveEvents}"]`).waitFor();
+  const counts = await page
+    .locator('.lane .node-trace')
+    .evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-events'))));
+  t.equal(
+    counts.reduce((a, b) => a + b, 0),
+    liveEvents,
+    'each event read is counted at its node',
   );
   const expected = await laneExpectations(LIVE_RUN, Date.now());
   t.same(

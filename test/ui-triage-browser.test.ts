@@ -404,3 +404,48 @@ t.test('export: the run’s events as JSONL and its view as JSON, read through t
     'reads of this run through the read-only proxy, nothing else',
   );
 });
+
+t.test('the lane reads a long run’s events page by page, then only the new ones', async (t) => {
+  const reads: URLSearchParams[] = [];
+  const onRequest = (r: Request) => {
+    const url = new URL(r.url());
+    if (url.pathname === `/api/bridge/runs/${LONG_RUN}` && url.searchParams.has('eventCursor'))
+      reads.push(url.searchParams);
+  };
+  await page.goto(`${ui.origin}/#/`);
+  page.on('request', onRequest);
+  await page.goto(`${ui.origin}/#/runs/${LONG_RUN}`);
+  // The page's CSP forbids eval (waitForFunction's polling): the lane's attribute is awaited instead.
+  const counted = async (n: number) => {
+    await page.locator(`.lane[data-events-read="${n}"]`).waitFor();
+    const counts = await page
+      .locator('.lane .node-trace')
+      .evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-events'))));
+    t.equal(
+      counts.reduce((a, b) => a + b, 0),
+      n,
+      `${n} events read, each counted at its node`,
+    );
+  };
+  const events = (id: string) =>
+    page.locator(`.lane > li[data-node-id="${id}"] .node-trace`).getAttribute('data-events');
+  await counted(LONG_EVENTS);
+  // The seed: run.created and events 1..149 at intake but the failure (code-intelligence), then route.
+  t.same(
+    [await events('intake'), await events('code-intelligence'), await events('route')],
+    ['149', '1', '150'],
+  );
+  t.same(
+    reads.map((q) => [q.get('eventCursor'), q.get('eventLimit')]),
+    [
+      ['0', '200'],
+      ['200', '200'],
+    ],
+    'two pages of 200 from the first event',
+  );
+  await post(LONG_RUN, { type: 'gate.fired', nodeId: 'route', message: 'one more' });
+  await counted(LONG_EVENTS + 1);
+  t.equal(await events('route'), '151');
+  t.same(reads.at(-1)?.get('eventCursor'), String(LONG_EVENTS), 'then only the events past those read');
+  page.off('request', onRequest);
+});

@@ -10,16 +10,16 @@ const node = (id: string, state: string, updatedSeq: number | null) =>
 
 t.test('events are counted per node once each, the newest kept for the list', async (t) => {
   const traces = emptyTraces();
-  const events = Array.from({ length: 30 }, (_, i) => event(i, i % 3 === 0 ? 'route' : 'intake', i));
+  const events = Array.from({ length: 45 }, (_, i) => event(i, i % 3 === 0 ? 'route' : 'intake', i));
   foldTraces(traces, events.slice(0, 10));
   foldTraces(traces, events.slice(5)); // a page that overlaps what was read adds nothing twice
-  t.equal(traces.next, 30);
+  t.equal(traces.next, 45);
   t.equal(traces.first?.seq, 0, 'the run’s first event (a replay’s source is on it)');
-  t.equal(traces.byNode.get('route')?.count, 10);
-  t.equal(traces.byNode.get('intake')?.count, 20);
+  t.equal(traces.byNode.get('route')?.count, 15);
+  t.equal(traces.byNode.get('intake')?.count, 30);
   const recent = traces.byNode.get('intake')?.recent.map((e) => e.seq) ?? [];
   t.equal(recent.length, NODE_EVENTS_SHOWN);
-  t.same(recent.slice(-2), [28, 29], 'oldest first, ending with the newest');
+  t.same(recent.slice(-2), [43, 44], 'oldest first, ending with the newest');
   t.equal(traces.byNode.get('intake')?.firstTs, at(1));
 });
 

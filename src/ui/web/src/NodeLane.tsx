@@ -113,7 +113,7 @@ export function NodeLane({
   return (
     <section aria-labelledby="flow-heading">
       <h2 id="flow-heading">Flow</h2>
-      <ol class="lane">
+      <ol class="lane" data-events-read={traces.next}>
         {nodes.map((node, i) => {
           const trace = traces.byNode.get(node.id);
           const listId = `node-events-${node.id}`;
