@@ -12,6 +12,7 @@ import { complete, driveToReady } from './helpers/complete-run.js';
 import { ROOT } from './helpers/paths.js';
 import {
   buildWeb,
+  laneEventsCounted,
   launchBrowser,
   requireChromium,
   seriousAxeViolations,
@@ -495,16 +496,7 @@ async function laneExpectations(runId: string, now: number) {
 t.test('the lane shows each node’s events count and time spent, and lists its events', async (t) => {
   await page.goto(`${ui.origin}/#/runs/${LIVE_RUN}`);
   const trace = (id: string) => page.locator(`.lane > li[data-node-id="${id}"] .node-trace`);
-  // The page's CSP forbids eval (waitForFunction's polling): the lane's attribute is awaited instead.
-  await page.locator(`.lane[data-events-read="${liveEvents}"]`).waitFor();
-  const counts = await page
-    .locator('.lane .node-trace')
-    .evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-events'))));
-  t.equal(
-    counts.reduce((a, b) => a + b, 0),
-    liveEvents,
-    'each event read is counted at its node',
-  );
+  t.equal(await laneEventsCounted(page, liveEvents), liveEvents, 'each event read is counted at its node');
   const expected = await laneExpectations(LIVE_RUN, Date.now());
   t.same(
     expected.filter((n) => n.count > 0).map((n) => [n.id, n.count]),

@@ -8,7 +8,13 @@ import t from 'tap';
 import { DENY_PLACEHOLDERS, shellQuote } from '../src/contract/command-line.js';
 import { ev, makeTestEnv, startTestBridge, type TestBridge } from './helpers/bridge.js';
 import { CLI } from './helpers/paths.js';
-import { buildWeb, launchBrowser, requireChromium, startUiFor } from './helpers/ui-browser.js';
+import {
+  buildWeb,
+  laneEventsCounted,
+  launchBrowser,
+  requireChromium,
+  startUiFor,
+} from './helpers/ui-browser.js';
 
 /**
  * Triage in headless chromium against the real bridge: what waits for a person comes first on the
@@ -415,18 +421,8 @@ t.test('the lane reads a long run’s events page by page, then only the new one
   await page.goto(`${ui.origin}/#/`);
   page.on('request', onRequest);
   await page.goto(`${ui.origin}/#/runs/${LONG_RUN}`);
-  // The page's CSP forbids eval (waitForFunction's polling): the lane's attribute is awaited instead.
-  const counted = async (n: number) => {
-    await page.locator(`.lane[data-events-read="${n}"]`).waitFor();
-    const counts = await page
-      .locator('.lane .node-trace')
-      .evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-events'))));
-    t.equal(
-      counts.reduce((a, b) => a + b, 0),
-      n,
-      `${n} events read, each counted at its node`,
-    );
-  };
+  const counted = async (n: number) =>
+    t.equal(await laneEventsCounted(page, n), n, `${n} events read, each counted at its node`);
   const events = (id: string) =>
     page.locator(`.lane > li[data-node-id="${id}"] .node-trace`).getAttribute('data-events');
   await counted(LONG_EVENTS);

@@ -89,3 +89,15 @@ export async function seriousAxeViolations(page: Page): Promise<AxeFinding[]> {
     })))`)) as AxeFinding[];
   return found.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
+
+/**
+ * Once the run page's lane has read `n` events (awaited on its attribute: the page's CSP forbids
+ * the eval waitForFunction polls with), the sum of its nodes' event counts.
+ */
+export async function laneEventsCounted(page: Page, n: number): Promise<number> {
+  await page.locator(`.lane[data-events-read="${n}"]`).waitFor();
+  const counts = await page
+    .locator('.lane .node-trace')
+    .evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-events'))));
+  return counts.reduce((a, b) => a + b, 0);
+}
