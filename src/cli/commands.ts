@@ -29,6 +29,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   start: async () => (await import('./start.js')).registerStart,
   ui: async () => (await import('./ui.js')).registerUi,
   verify: async () => (await import('./verify.js')).registerVerify,
+  watch: async () => (await import('./sources.js')).registerWatch,
 };
 
 export async function registerCommands(program: Command, argv: string[] = process.argv): Promise<void> {

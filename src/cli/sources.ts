@@ -4,10 +4,11 @@ import type { BridgeCall } from '../sources/client.js';
 import { SourceError } from '../sources/client.js';
 import { replay } from '../sources/replay.js';
 import { readReplayInput } from '../sources/replay-input.js';
+import { startWatch } from '../sources/watch.js';
 import { refuseIntegrityKey, requireEnv, UsageError } from './env.js';
 import { bridgeRequest } from './http.js';
 import { Progress } from './progress.js';
-import { terminalJson } from './terminal.js';
+import { terminalJson, terminalText } from './terminal.js';
 
 /** The bridge's HTTP API with the access token, as the sources (src/sources/) take it. */
 function bridgeCall(command: string): BridgeCall {
@@ -81,6 +82,60 @@ export function registerBlueprint(program: Command): void {
           ...(opts.as === undefined ? {} : { as: opts.as }),
         });
         process.stdout.write(`${terminalJson(result)}\n`);
+      });
+    });
+}
+
+/** HARNESS_WATCH_SETTLE_MS and --settle-ms: an integer 10..60000 (ms); default 500. */
+function settleOf(value: string | undefined): number {
+  if (value === undefined) return 500;
+  const ms = Number(value);
+  if (!/^\d+$/.test(value) || ms < 10 || ms > 60_000)
+    throw new UsageError('--settle-ms (or HARNESS_WATCH_SETTLE_MS) must be an integer from 10 to 60000');
+  return ms;
+}
+
+export function registerWatch(program: Command): void {
+  program
+    .command('watch')
+    .description(
+      "post artifact.written (source watched-artifact) for each of the run's named artifacts that appears or changes, until SIGINT/SIGTERM",
+    )
+    .argument('<runId>', 'an existing live run (or one with no events yet)')
+    .option('--root <dir>', "the run's artifact root; default: the current directory")
+    .option(
+      '--settle-ms <ms>',
+      'a change is posted once its file stayed the same this long (default 500, or HARNESS_WATCH_SETTLE_MS)',
+    )
+    .action(async (runId: string, opts: { root?: string; settleMs?: string }) => {
+      await reporting(async () => {
+        const settleMs = settleOf(opts.settleMs ?? process.env['HARNESS_WATCH_SETTLE_MS']);
+        const call = bridgeCall('harness watch');
+        const warn = (line: string) => process.stderr.write(`${terminalText(`harness watch: ${line}`)}\n`);
+        const out = (record: object) => process.stdout.write(`${terminalJson(record)}\n`);
+        const watching = await startWatch(call, {
+          runId,
+          root: opts.root ?? process.cwd(),
+          settleMs,
+          warn,
+          posted: out,
+        });
+        const stop = () => void watching.close();
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+        out({ watching: runId, root: watching.realRoot, artifacts: watching.artifacts });
+        const summary = await watching.done;
+        process.off('SIGINT', stop);
+        process.off('SIGTERM', stop);
+        const { error, ...figures } = summary;
+        out(figures);
+        if (error !== undefined) throw error;
+        if (summary.undelivered > 0) {
+          warn(
+            `${summary.undelivered} change(s) were not delivered: the next harness watch of the run catches up`,
+          );
+          process.exitCode = 1;
+        }
       });
     });
 }

@@ -1,0 +1,209 @@
+import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import { cleanup, startTestBridge, type TestBridge } from '../helpers/bridge.js';
+import { bridgeClientEnv, expectRefused, runCli } from '../helpers/cli.js';
+import { pause, put, saveByRename, sha256, startWatcher } from '../helpers/watcher.js';
+
+/**
+ * Issue 31 items 1 and 6: `harness watch` against a real directory and a real bridge. Each settled
+ * change of a named artifact is one `artifact.written` (live, watched-artifact) whose claim is the
+ * file's bytes; other files, links and unsettled writes post nothing. The CLI is the built one.
+ */
+
+const SETTLE = 60;
+/** Long enough for any change to have settled (two looks SETTLE apart) and been posted. */
+const QUIET = SETTLE * 8;
+
+async function newRun(b: TestBridge, id: string): Promise<string> {
+  const root = join(b.t.dir, `root-${id}`);
+  await mkdir(root, { recursive: true });
+  const r = await b.req('POST', '/runs', { id, artifactRoot: root });
+  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
+  return root;
+}
+
+/** The run's watched events: [nodeId, artifact, claimed sha256, runMode]. */
+async function watched(b: TestBridge, id: string): Promise<string[][]> {
+  const view = (await b.req('GET', `/runs/${id}?eventLimit=200`)).body['run'];
+  return view.events
+    .filter((e: { eventSource: string }) => e.eventSource === 'watched-artifact')
+    .map((e: Record<string, any>) => [
+      e['nodeId'],
+      e['artifact'],
+      e['claim']?.sha256,
+      e['runMode'],
+      e['type'],
+    ]);
+}
+
+t.test('harness watch on one bridge', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  const env = bridgeClientEnv(b);
+
+  t.test('create, save by rename, a burst of writes: one event per settled change', async (t) => {
+    const root = await newRun(b, 'w-create');
+    const w = await startWatcher(t, env, 'w-create', root);
+    t.ok(w.records[0]!['artifacts'].includes('run/intake.json'), 'the adapter names the artifacts');
+
+    await put(root, 'run/intake.json', '{"v":1}');
+    await w.posted(1);
+    t.same(await watched(b, 'w-create'), [
+      ['intake', 'run/intake.json', sha256('{"v":1}'), 'live', 'artifact.written'],
+    ]);
+
+    await saveByRename(root, 'run/intake.json', '{"v":2}');
+    await w.posted(2);
+    await pause(QUIET);
+    t.same(
+      (await watched(b, 'w-create')).map((e) => e[2]),
+      [sha256('{"v":1}'), sha256('{"v":2}')],
+      'a save by rename is one change (the temporary file is not named: nothing for it)',
+    );
+
+    for (let i = 0; i < 40; i += 1) await put(root, 'graph/graph.json', `{"i":${i}}`);
+    await w.posted(3);
+    await pause(QUIET);
+    const after = await watched(b, 'w-create');
+    t.equal(after.length, 3, '40 rapid writes are one event');
+    t.same(after[2], [
+      'code-intelligence',
+      'graph/graph.json',
+      sha256('{"i":39}'),
+      'live',
+      'artifact.written',
+    ]);
+
+    const before = await b.journal('w-create');
+    await put(root, 'run/notes.json', '{}');
+    await put(root, 'elsewhere/intake.json', '{}');
+    await put(root, 'graph/graph.json', '{"i":39}');
+    await pause(QUIET);
+    t.same(await b.journal('w-create'), before, 'unnamed files and unchanged bytes post nothing');
+
+    t.equal(await w.stop('SIGINT'), 0, 'SIGINT stops it cleanly');
+    t.same(w.records.at(-1), { runId: 'w-create', posted: 3, refused: 0, undelivered: 0 });
+  });
+
+  t.test('a named path that is a link, or reached through one, is never posted', async (t) => {
+    const root = await newRun(b, 'w-links');
+    await put(root, 'real/intake.json', '{"linked":true}');
+    await put(root, 'real/graph.json', '{"linked":true}');
+    await symlink(join(root, 'real', 'intake.json'), join(root, 'run-target'));
+    await mkdir(join(root, 'run'));
+    await symlink(join(root, 'real', 'intake.json'), join(root, 'run', 'intake.json'));
+    await symlink(join(root, 'real'), join(root, 'graph'));
+    const before = await b.journal('w-links');
+    const w = await startWatcher(t, env, 'w-links', root);
+    await pause(QUIET);
+    await put(root, 'real/intake.json', '{"linked":2}');
+    await put(root, 'real/graph.json', '{"linked":2}');
+    await pause(QUIET);
+    t.same(await b.journal('w-links'), before, 'nothing was posted');
+    const lines = w.stderr().trimEnd().split('\n');
+    t.equal(lines.filter((l) => l.includes('run/intake.json')).length, 1, `reported once: ${w.stderr()}`);
+    t.equal(lines.filter((l) => l.includes('graph/graph.json')).length, 1, `reported once: ${w.stderr()}`);
+
+    // The link replaced by a regular file: the watcher is alive and posts it.
+    await rm(join(root, 'run', 'intake.json'));
+    await put(root, 'run/intake.json', '{"plain":true}');
+    await w.posted(1);
+    t.same(
+      (await watched(b, 'w-links')).map((e) => e[1]),
+      ['run/intake.json'],
+    );
+    t.equal(await w.stop(), 0);
+  });
+
+  t.test('a watcher started again posts only what changed while it was away', async (t) => {
+    const root = await newRun(b, 'w-again');
+    const first = await startWatcher(t, env, 'w-again', root);
+    await put(root, 'run/intake.json', 'one');
+    await put(root, 'graph/graph.json', 'one');
+    await first.posted(2);
+    t.equal(await first.stop(), 0);
+
+    await put(root, 'graph/graph.json', 'two');
+    await put(root, 'design/anchors.json', 'new');
+    const second = await startWatcher(t, env, 'w-again', root);
+    await second.posted(2);
+    await pause(QUIET);
+    const events = await watched(b, 'w-again');
+    t.equal(events.length, 4, 'the unchanged intake is not posted again');
+    t.same(
+      events
+        .slice(2)
+        .map((e) => `${e[1]} ${e[2]}`)
+        .sort(),
+      [`design/anchors.json ${sha256('new')}`, `graph/graph.json ${sha256('two')}`],
+    );
+
+    // A change seen but not settled when it is stopped is posted before it exits.
+    await put(root, 'run/intake.json', 'last');
+    await pause(SETTLE);
+    t.equal(await second.stop(), 0);
+    t.same((await watched(b, 'w-again')).at(-1)?.slice(1, 3), ['run/intake.json', sha256('last')]);
+  });
+
+  t.test('refusals: exit 2 or 1 with one line, nothing posted', async (t) => {
+    const root = await newRun(b, 'w-refused');
+    const before = await b.journal('w-refused');
+    expectRefused(t, await runCli(['watch', '../x', '--root', root], env), 'not canonical');
+    expectRefused(
+      t,
+      await runCli(['watch', 'w-refused', '--root', join(root, 'nope')], env),
+      'does not exist',
+    );
+    expectRefused(
+      t,
+      await runCli(['watch', 'w-refused', '--root', b.t.dir], env),
+      'not the artifact root of run w-refused',
+    );
+    expectRefused(
+      t,
+      await runCli(['watch', 'w-refused', '--root', root, '--settle-ms', '5'], env),
+      'settle-ms',
+    );
+    const missing = await runCli(['watch', 'w-nothing', '--root', root], env);
+    t.equal(missing.exitCode, 1, missing.stderr);
+    t.match(missing.stderr, /run_not_found/);
+    t.equal((await b.req('GET', '/runs/w-nothing')).status, 404, 'no run was created');
+    const r = await b.req('POST', '/runs', { id: 'w-replay', runMode: 'replay', eventSource: 'local-jsonl' });
+    t.equal(r.status, 201);
+    expectRefused(t, await runCli(['watch', 'w-replay', '--root', root], env), 'replay run');
+    t.same(await b.journal('w-refused'), before, 'the run is byte-for-byte unchanged');
+  });
+});
+
+t.test('a bridge restart: what changed while it was down is posted once it is back', async (t) => {
+  let b = await startTestBridge();
+  const te = b.t;
+  t.teardown(async () => cleanup(b));
+  const port = new URL(b.url).port;
+  const env = bridgeClientEnv(b);
+  const root = await newRun(b, 'w-restart');
+  const w = await startWatcher(t, env, 'w-restart', root);
+  await put(root, 'run/intake.json', 'before');
+  await w.posted(1);
+
+  await b.close();
+  await put(root, 'run/intake.json', 'while down 1');
+  await pause(QUIET);
+  await writeFile(join(root, 'run/intake.json'), 'while down 2');
+  await put(root, 'graph/graph.json', 'while down');
+  await pause(QUIET);
+  t.match(w.stderr(), /does not answer/);
+  b = await startTestBridge({ ...te, env: { ...te.env, HARNESS_BRIDGE_PORT: port } });
+  await w.posted(3, 15_000);
+  await pause(QUIET);
+  t.match(w.stderr(), /answers again/);
+  const events = (await watched(b, 'w-restart')).map((e) => `${e[1]} ${e[2]}`);
+  t.equal(events[0], `run/intake.json ${sha256('before')}`);
+  t.same(
+    events.slice(1).sort(),
+    [`graph/graph.json ${sha256('while down')}`, `run/intake.json ${sha256('while down 2')}`],
+    'each path once, with its bytes as they are now',
+  );
+  t.equal(await w.stop(), 0);
+});
