@@ -1,6 +1,7 @@
 import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
+import { WatchTargets } from '../../src/sources/watch-targets.js';
 import { cleanup, startTestBridge, type TestBridge } from '../helpers/bridge.js';
 import { bridgeClientEnv, expectRefused, runCli } from '../helpers/cli.js';
 import { pause, put, saveByRename, sha256, startWatcher } from '../helpers/watcher.js';
@@ -36,6 +37,33 @@ async function watched(b: TestBridge, id: string): Promise<string[][]> {
       e['type'],
     ]);
 }
+
+t.test('the watcher enters only the directories on the way to a named artifact', async (t) => {
+  const nodes = [
+    { id: 'intake', artifact: 'run/intake.json' },
+    { id: 'prove', artifact: 'proof/deep/proof.json' },
+    { id: 'route', artifact: null },
+  ] as never;
+  const targets = new WatchTargets('/r', nodes);
+  const admitted = [
+    '/r',
+    '/r/run',
+    '/r/run/intake.json',
+    '/r/proof',
+    '/r/proof/deep',
+    '/r/proof/deep/proof.json',
+  ];
+  for (const p of admitted) t.notOk(targets.ignores(p), `${p} is watched`);
+  for (const p of ['/r/run/other.json', '/r/other', '/r/proof/x', '/r/runx', '/elsewhere', '/r/../r/x'])
+    t.ok(targets.ignores(p), `${p} is ignored`);
+  t.same(
+    targets.affected('proof'),
+    ['proof/deep/proof.json'],
+    'a directory event reaches the paths under it',
+  );
+  t.same(targets.affected(''), ['run/intake.json', 'proof/deep/proof.json']);
+  t.same(targets.affected('run/other.json'), []);
+});
 
 t.test('harness watch on one bridge', async (t) => {
   const b = await startTestBridge();
@@ -129,6 +157,11 @@ t.test('harness watch on one bridge', async (t) => {
     const second = await startWatcher(t, env, 'w-again', root);
     await second.posted(2);
     await pause(QUIET);
+    t.same(
+      (await second.posted(2)).map((r) => `${r['artifact']} ${r['duplicate']}`).sort(),
+      ['design/anchors.json false', 'graph/graph.json false'],
+      'nothing else is even offered to the bridge',
+    );
     const events = await watched(b, 'w-again');
     t.equal(events.length, 4, 'the unchanged intake is not posted again');
     t.same(
