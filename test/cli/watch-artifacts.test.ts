@@ -1,6 +1,8 @@
-import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { Settler } from '../../src/sources/watch-settle.js';
 import { WatchTargets } from '../../src/sources/watch-targets.js';
 import { cleanup, startTestBridge, type TestBridge } from '../helpers/bridge.js';
 import { bridgeClientEnv, expectRefused, runCli } from '../helpers/cli.js';
@@ -63,6 +65,29 @@ t.test('the watcher enters only the directories on the way to a named artifact',
   );
   t.same(targets.affected(''), ['run/intake.json', 'proof/deep/proof.json']);
   t.same(targets.affected('run/other.json'), []);
+});
+
+t.test('a change settles only once two looks a settle interval apart agree', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'harness-settle-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'a.json');
+  await writeFile(file, 'first');
+  const settledAt: number[] = [];
+  const settler = new Settler(
+    100,
+    () => file,
+    () => settledAt.push(Date.now()),
+  );
+  t.teardown(() => settler.close());
+  const start = Date.now();
+  settler.report('a.json');
+  // Written again with no report (a change the file watcher missed): the looks disagree.
+  await pause(150);
+  await writeFile(file, 'second, longer');
+  const changedAt = Date.now();
+  await pause(500);
+  t.equal(settledAt.length, 1, 'settled once');
+  t.ok(settledAt[0]! > changedAt, `settled after the unreported change (${settledAt[0]! - start} ms)`);
 });
 
 t.test('harness watch on one bridge', async (t) => {
