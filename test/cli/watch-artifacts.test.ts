@@ -206,30 +206,24 @@ t.test('harness watch on one bridge', async (t) => {
 
   t.test('refusals: exit 2 or 1 with one line, nothing posted', async (t) => {
     const root = await newRun(b, 'w-refused');
+    // A watcher that does not refuse runs until stopped: killed at 20 s, it fails here, not at tap's timeout.
+    const refusal = (args: string[]) => runCli(args, env, undefined, 20_000);
     const before = await b.journal('w-refused');
-    expectRefused(t, await runCli(['watch', '../x', '--root', root], env), 'not canonical');
+    expectRefused(t, await refusal(['watch', '../x', '--root', root]), 'not canonical');
+    expectRefused(t, await refusal(['watch', 'w-refused', '--root', join(root, 'nope')]), 'does not exist');
     expectRefused(
       t,
-      await runCli(['watch', 'w-refused', '--root', join(root, 'nope')], env),
-      'does not exist',
-    );
-    expectRefused(
-      t,
-      await runCli(['watch', 'w-refused', '--root', b.t.dir], env),
+      await refusal(['watch', 'w-refused', '--root', b.t.dir]),
       'not the artifact root of run w-refused',
     );
-    expectRefused(
-      t,
-      await runCli(['watch', 'w-refused', '--root', root, '--settle-ms', '5'], env),
-      'settle-ms',
-    );
-    const missing = await runCli(['watch', 'w-nothing', '--root', root], env);
+    expectRefused(t, await refusal(['watch', 'w-refused', '--root', root, '--settle-ms', '5']), 'settle-ms');
+    const missing = await refusal(['watch', 'w-nothing', '--root', root]);
     t.equal(missing.exitCode, 1, missing.stderr);
     t.match(missing.stderr, /run_not_found/);
     t.equal((await b.req('GET', '/runs/w-nothing')).status, 404, 'no run was created');
     const r = await b.req('POST', '/runs', { id: 'w-replay', runMode: 'replay', eventSource: 'local-jsonl' });
     t.equal(r.status, 201);
-    expectRefused(t, await runCli(['watch', 'w-replay', '--root', root], env), 'replay run');
+    expectRefused(t, await refusal(['watch', 'w-replay', '--root', root]), 'replay run');
     t.same(await b.journal('w-refused'), before, 'the run is byte-for-byte unchanged');
   });
 });

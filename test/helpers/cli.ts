@@ -63,12 +63,15 @@ export async function runCli(
   args: string[],
   env: Record<string, string>,
   cwd?: string,
+  timeoutMs?: number,
 ): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+  // A command that should refuse but runs on (a watcher) is killed at `timeoutMs`: exit -1.
   const r = await execa(process.execPath, [CLI, ...args], {
     reject: false,
     extendEnv: false,
     env,
     ...(cwd === undefined ? {} : { cwd }),
+    ...(timeoutMs === undefined ? {} : { timeout: timeoutMs }),
   });
   return { exitCode: r.exitCode ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
