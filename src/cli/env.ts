@@ -75,7 +75,8 @@ export function refuseCredentials(
  * its first command instead of handing the key to whatever that shell runs next.
  */
 export function refuseIntegrityKey(who: string, env: NodeJS.ProcessEnv = process.env): void {
-  refuseCredentials(['HARNESS_BRIDGE_INTEGRITY_KEY'], who, env);
+  // The export key (the private half that signs run bundles) is the bridge's as well.
+  refuseCredentials(['HARNESS_BRIDGE_INTEGRITY_KEY', 'HARNESS_BRIDGE_EXPORT_KEY'], who, env);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, type KeyObject, randomBytes } from 'node:crypto';
 import { lstat, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -6,6 +6,8 @@ import type { Command } from 'commander';
 import { execa } from '#execa';
 import { trustStoreDigest } from '../server/trust-pin.js';
 import { atomicWrite } from '../storage/atomic.js';
+import { exportKeyId, parseExportKey } from '../storage/bundle-seal.js';
+import { EXPORT_KEY_NAME } from '../validators/child-environment.js';
 import { DEFAULT_BRIDGE_URL, parseEnvFile, UsageError } from './env.js';
 
 export { parseEnvFile };
@@ -16,6 +18,10 @@ export interface DevFile {
   /** Written by this call; false: it was there already and was left as it was. */
   created: boolean;
   role: string;
+  /** The mode it was written with, when not 0600 (the public half of the export key: 0644). */
+  mode?: number;
+  /** Kept, but this call added the export key to it (dev.env of an installation older than the key). */
+  added?: string;
 }
 
 export interface DevSetup {
@@ -24,8 +30,19 @@ export interface DevSetup {
   /** dev.env and the trust store were made by this call (the role files may be made on any call). */
   created: boolean;
   env: Record<string, string>;
-  /** dev.env, then one file per shell role (ROLE_FILES). */
+  /** dev.env, then one file per shell role (ROLE_FILES), then the export key's public half. */
   files: DevFile[];
+  /** The export key's public half (PEM) and its ID, as export-key.pub holds it. */
+  exportKey: { pem: string; keyId: string };
+}
+
+/** Beside the runs (`runs/`), readable by anyone: the public half of the bridge's export key. */
+export const EXPORT_PUBLIC_KEY_FILE = 'export-key.pub';
+
+/** A new Ed25519 export key: its private half as dev.env holds it (base64 PKCS #8 DER). */
+function newExportKey(): string {
+  const { privateKey } = generateKeyPairSync('ed25519');
+  return privateKey.export({ type: 'pkcs8', format: 'der' }).toString('base64');
 }
 
 /**
@@ -47,7 +64,7 @@ export const ROLE_FILES = [
 ] as const;
 
 const BRIDGE_ROLE =
-  'the bridge (npm start, harness bridge) and harness verify only: all three credentials, the pin and paths';
+  'the bridge (npm start, harness bridge) and harness verify only: all three credentials, the export key, the pin and paths';
 
 export function defaultDevDir(): string {
   return join(homedir(), '.harness', 'dev');
@@ -84,7 +101,10 @@ async function devSetup(dir: string): Promise<DevSetup> {
   const envFile = join(dir, 'dev.env');
   const existing = await readFile(envFile, 'utf8').catch(() => null);
   const env = existing === null ? await createDevEnv(dir, envFile) : parseEnvFile(existing);
-  const files: DevFile[] = [{ path: envFile, created: existing === null, role: BRIDGE_ROLE }];
+  const devEnv: DevFile = { path: envFile, created: existing === null, role: BRIDGE_ROLE };
+  const files: DevFile[] = [devEnv];
+  // An export key dev.env holds is judged before anything is written from it.
+  let exportKey = env[EXPORT_KEY_NAME] ? privateExportKey(envFile, env[EXPORT_KEY_NAME]) : null;
   for (const { name, keys, role } of ROLE_FILES) {
     const path = join(dir, name);
     // New credentials make any role file already there stale: it holds the lost dev.env's tokens.
@@ -106,7 +126,38 @@ async function devSetup(dir: string): Promise<DevSetup> {
     }
     files.push({ path, created: !present, role });
   }
-  return { dir, envFile, created: existing === null, env, files };
+  // A dev directory made before the export key existed gets one (once its role files could be
+  // written from it); its other credentials stay as they were.
+  if (exportKey === null) {
+    env[EXPORT_KEY_NAME] = newExportKey();
+    exportKey = privateExportKey(envFile, env[EXPORT_KEY_NAME]);
+    await atomicWrite(envFile, envText(env, 'credentials'), 0o600);
+    devEnv.added = EXPORT_KEY_NAME;
+  }
+  const { file, pem, keyId } = await writePublicKey(dir, exportKey);
+  files.push(file);
+  return { dir, envFile, created: existing === null, env, files, exportKey: { pem, keyId } };
+}
+
+function privateExportKey(envFile: string, text: string): KeyObject {
+  try {
+    return parseExportKey(text, 'private');
+  } catch (err) {
+    throw new UsageError(`${EXPORT_KEY_NAME} in ${envFile} ${(err as Error).message}`);
+  }
+}
+
+/**
+ * export-key.pub, derived from the private half in dev.env: written when missing or when it is not
+ * that key's public half (it holds nothing secret, and the private half is the one that signs).
+ */
+async function writePublicKey(dir: string, key: KeyObject) {
+  const pem = String(createPublicKey(key).export({ type: 'spki', format: 'pem' }));
+  const path = join(dir, EXPORT_PUBLIC_KEY_FILE);
+  const present = await readFile(path, 'utf8').catch(() => null);
+  if (present !== pem) await atomicWrite(path, pem, 0o644);
+  const role = 'anyone: the public half of the export key (harness verify --bundle, harness replay)';
+  return { file: { path, created: present !== pem, role, mode: 0o644 }, pem, keyId: exportKeyId(key) };
 }
 
 const STORE_PATH = 'controls/review-trust.v1.json';
@@ -167,6 +218,7 @@ async function createDevEnv(dir: string, envFile: string): Promise<Record<string
     HARNESS_BRIDGE_INTEGRITY_KEY: secret(),
     HARNESS_BRIDGE_ACCESS_TOKEN: secret(),
     HARNESS_HUMAN_APPROVAL_TOKEN: secret(),
+    [EXPORT_KEY_NAME]: newExportKey(),
     HARNESS_REVIEW_TRUST_SHA256: trustStoreDigest(store),
     HARNESS_REPO_ROOT: repo,
     HARNESS_DATA_DIR: join(dir, 'runs'),
@@ -180,9 +232,11 @@ async function createDevEnv(dir: string, envFile: string): Promise<Record<string
  * store repository when this call made it. `harness init` and the quick start both print this.
  */
 export function describeDevFiles(setup: DevSetup): string {
-  const files = setup.files.map(
-    (f) => `${f.created ? 'created' : 'kept'} ${f.path}${f.created ? ' (mode 0600)' : ''}: for ${f.role}\n`,
-  );
+  const files = setup.files.map((f) => {
+    const mode = f.created ? ` (mode 0${(f.mode ?? 0o600).toString(8)})` : '';
+    const added = f.added === undefined ? '' : `, added ${f.added} to it`;
+    return `${f.created ? 'created' : 'kept'} ${f.path}${mode}${added}: for ${f.role}\n`;
+  });
   const repo = setup.created ? `created a trust store repository in ${join(setup.dir, 'repo')}\n` : '';
   return files.join('') + repo;
 }
@@ -213,6 +267,7 @@ export function registerInit(program: Command): void {
       // Absolute, so the paths written into dev.env hold from any working directory.
       const setup = await ensureDevSetup(resolve(opts.dir));
       process.stdout.write(describeDevFiles(setup));
+      process.stdout.write(`export key ${setup.exportKey.keyId}, public half:\n${setup.exportKey.pem}`);
       process.stdout.write(shellHints(setup));
     });
 }

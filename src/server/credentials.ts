@@ -13,7 +13,6 @@ import { CREDENTIAL_NAMES } from '../validators/child-environment.js';
  * none of them there. Each credential comes from exactly one place: a set-up that gives one twice
  * is refused rather than having one silently win.
  */
-type CredentialName = (typeof CREDENTIAL_NAMES)[number];
 
 /** Far above any credential: a larger file is a wrong path, not a key. */
 const FILE_MAX_BYTES = 64 * 1024;
@@ -55,7 +54,7 @@ function readCredentialFile(label: string, path: string, privateFile: boolean): 
   }
 }
 
-function sourcesOf(env: NodeJS.ProcessEnv, name: CredentialName): Source[] {
+function sourcesOf(env: NodeJS.ProcessEnv, name: string): Source[] {
   const sources: Source[] = [];
   const value = env[name];
   if (value !== undefined && value !== '') sources.push({ label: name, read: () => value });
@@ -73,22 +72,37 @@ function sourcesOf(env: NodeJS.ProcessEnv, name: CredentialName): Source[] {
 }
 
 /**
+ * An optional credential (the export key, EXPORT_KEY_NAME): from its one source as the three are,
+ * or null when none gives it.
+ */
+export function readOptionalCredential(env: NodeJS.ProcessEnv, name: string): string | null {
+  const v = oneSource(env, name)?.read() ?? '';
+  return v === '' ? null : v;
+}
+
+/** The one source of `name`, if any: a set-up that gives it twice is refused. */
+function oneSource(env: NodeJS.ProcessEnv, name: string): Source | undefined {
+  const sources = sourcesOf(env, name);
+  if (sources.length > 1)
+    throw new StartupError(
+      `${name} is given more than once (${sources.map((s) => s.label).join(', ')}); give it one way only`,
+    );
+  return sources[0];
+}
+
+/**
  * The three credentials, each from its one source, at least 32 bytes of UTF-8 and pairwise
  * distinct (CONTRACT 2); the first fault stops startup with one line naming the variable.
  */
 export function readCredentials(env: NodeJS.ProcessEnv): [string, string, string] {
   const values = CREDENTIAL_NAMES.map((name) => {
-    const sources = sourcesOf(env, name);
-    if (sources.length > 1)
-      throw new StartupError(
-        `${name} is given more than once (${sources.map((s) => s.label).join(', ')}); give it one way only`,
-      );
-    const v = sources[0]?.read() ?? '';
+    const source = oneSource(env, name);
+    const v = source?.read() ?? '';
     if (v === '')
       throw new StartupError(
-        sources.length === 0
+        source === undefined
           ? `${name} is missing (set it, ${name}_FILE, or a credential of that name in CREDENTIALS_DIRECTORY)`
-          : `${name} is missing: ${sources[0]!.label} is empty`,
+          : `${name} is missing: ${source.label} is empty`,
       );
     if (Buffer.byteLength(v, 'utf8') < CREDENTIAL_MIN_BYTES) {
       throw new StartupError(`${name} must be at least ${CREDENTIAL_MIN_BYTES} bytes`);

@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import { availableParallelism, homedir } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import {
@@ -7,10 +8,12 @@ import {
   REHASH_TIMEOUT_MS,
 } from '../contract/index.js';
 import { isLoopbackHost, unbracketed } from '../contract/loopback.js';
+import { exportKeyId, parseExportKey } from '../storage/bundle-seal.js';
 import { StartupError } from '../storage/lease.js';
 import { adapterRootsFromEnv } from '../validators/adapter.js';
+import { EXPORT_KEY_NAME } from '../validators/child-environment.js';
 import { GitExecutableError, type ResolvedGit, resolveGit } from '../validators/git-executable.js';
-import { readCredentials } from './credentials.js';
+import { readCredentials, readOptionalCredential } from './credentials.js';
 import { LOG_LEVELS, type LogLevel } from './logging.js';
 
 /** Everything the bridge reads from its environment, checked once at startup (CONTRACT 2 and 7). */
@@ -23,6 +26,11 @@ export interface BridgeEnv {
   integrityKey: Buffer;
   accessToken: string;
   humanToken: string;
+  /**
+   * HARNESS_BRIDGE_EXPORT_KEY (or its _FILE, or a systemd credential): the Ed25519 key that signs
+   * run bundles (GET /runs/:id/export), its text as given and its ID; null: exports are refused.
+   */
+  exportKey: { privateKey: KeyObject; keyId: string; text: string } | null;
   trustPin: string;
   workers: number;
   validatorConcurrency: number;
@@ -54,6 +62,7 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
  */
 export function readBridgeEnv(env: NodeJS.ProcessEnv = process.env): BridgeEnv {
   const [integrityKey, accessToken, humanToken] = readCredentials(env);
+  const exportKey = readExportKey(env);
   // `[::1]`, as a URL writes it, is the address ::1: listen() takes it without brackets.
   const host = unbracketed(env['HARNESS_BRIDGE_HOST'] || '127.0.0.1');
   if (!isLoopbackHost(host)) {
@@ -113,6 +122,7 @@ export function readBridgeEnv(env: NodeJS.ProcessEnv = process.env): BridgeEnv {
     integrityKey: Buffer.from(integrityKey, 'utf8'),
     accessToken,
     humanToken,
+    exportKey,
     trustPin,
     workers,
     validatorConcurrency,
@@ -122,4 +132,15 @@ export function readBridgeEnv(env: NodeJS.ProcessEnv = process.env): BridgeEnv {
     logLevel: logLevel as LogLevel,
     git,
   };
+}
+
+function readExportKey(env: NodeJS.ProcessEnv): BridgeEnv['exportKey'] {
+  const text = readOptionalCredential(env, EXPORT_KEY_NAME);
+  if (text === null) return null;
+  try {
+    const privateKey = parseExportKey(text, 'private');
+    return { privateKey, keyId: exportKeyId(privateKey), text };
+  } catch (err) {
+    throw new StartupError(`${EXPORT_KEY_NAME} ${(err as Error).message}`);
+  }
 }

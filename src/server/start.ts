@@ -124,7 +124,12 @@ function ignoreFileSizeSignal(): void {
 export async function startBridge(opts: StartOptions = {}): Promise<RunningBridge> {
   const env = readBridgeEnv(opts.env ?? process.env);
   useGit(env.git.path);
-  withholdFromChildren([env.integrityKey.toString('utf8'), env.accessToken, env.humanToken]);
+  withholdFromChildren([
+    env.integrityKey.toString('utf8'),
+    env.accessToken,
+    env.humanToken,
+    ...(env.exportKey === null ? [] : [env.exportKey.text]),
+  ]);
   if (env.git.skipped.length > 0)
     opts.log?.(`git is ${env.git.path}; passed over ${env.git.skipped.join(', ')}`);
   ignoreFileSizeSignal();

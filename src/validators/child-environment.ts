@@ -5,7 +5,7 @@ import { childPath } from './git-executable.js';
  * inside it or in the bridge, git (git.ts). Threats: a credential leaking into code that reads
  * agent-written artifacts, and a program the agent planted on the caller's PATH running in place
  * of one the child looks up. Only HOME, LANG and the caller's extras pass, with a fixed PATH
- * (git-executable.ts) that no caller overrides; the three credential names, and any value equal
+ * (git-executable.ts) that no caller overrides; the three credential names and the export key's, and any value equal
  * to a credential under whatever name, are dropped even if a caller passes them. Its own module so
  * that git.ts, which the finish-line rules reach, does not import the runner that starts those
  * rules' child.
@@ -15,6 +15,14 @@ export const CREDENTIAL_NAMES = [
   'HARNESS_BRIDGE_ACCESS_TOKEN',
   'HARNESS_HUMAN_APPROVAL_TOKEN',
 ] as const;
+
+/**
+ * The bridge's Ed25519 export key (its private half, base64 PKCS #8), which signs run bundles
+ * (server/export.ts). Optional, so not among the three every bridge needs; withheld from children
+ * all the same.
+ */
+export const EXPORT_KEY_NAME = 'HARNESS_BRIDGE_EXPORT_KEY';
+const WITHHELD_NAMES: readonly string[] = [...CREDENTIAL_NAMES, EXPORT_KEY_NAME];
 
 /**
  * The credential values of the bridge this process runs, which it may hold outside its
@@ -36,13 +44,12 @@ export function childEnvironment(extra: Record<string, string> = {}): Record<str
   Object.assign(env, extra, { PATH: childPath() });
   const secretValues = new Set([
     ...withheld,
-    ...CREDENTIAL_NAMES.map((n) => process.env[n]).filter(
+    ...WITHHELD_NAMES.map((n) => process.env[n]).filter(
       (v): v is string => typeof v === 'string' && v !== '',
     ),
   ]);
   for (const name of Object.keys(env)) {
-    if ((CREDENTIAL_NAMES as readonly string[]).includes(name) || secretValues.has(env[name]!))
-      delete env[name];
+    if (WITHHELD_NAMES.includes(name) || secretValues.has(env[name]!)) delete env[name];
   }
   return env;
 }

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,8 @@ import { CLI } from '../helpers/cli.js';
 const ACCESS = 'HARNESS_BRIDGE_ACCESS_TOKEN';
 const HUMAN = 'HARNESS_HUMAN_APPROVAL_TOKEN';
 const KEY = 'HARNESS_BRIDGE_INTEGRITY_KEY';
+const EXPORT = 'HARNESS_BRIDGE_EXPORT_KEY';
+const PUB = 'export-key.pub';
 
 async function devDir(t: Test): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'harness-init-'));
@@ -52,12 +54,14 @@ t.test(
     const setup = await ensureDevSetup(dir);
     t.same(
       setup.files.map((f) => [f.path, f.created]),
-      ['dev.env', 'agent.env', 'approve.env'].map((n) => [join(dir, n), true]),
+      ['dev.env', 'agent.env', 'approve.env', PUB].map((n) => [join(dir, n), true]),
     );
     for (const name of ['dev.env', 'agent.env', 'approve.env']) t.equal(await modeOf(dir, name), 0o600, name);
+    t.equal(await modeOf(dir, PUB), 0o644, 'the public half is readable by anyone');
     const dev = await read(dir, 'dev.env');
     t.same(Object.keys(dev).sort(), [
       ACCESS,
+      EXPORT,
       KEY,
       'HARNESS_DATA_DIR',
       HUMAN,
@@ -71,40 +75,60 @@ t.test(
       { [ACCESS]: dev[ACCESS], [HUMAN]: dev[HUMAN] },
       'approval shell: the access and human tokens only',
     );
-    t.same((await readdir(dir)).sort(), ['agent.env', 'approve.env', 'dev.env', 'repo'], 'no temp file left');
+    t.same(
+      (await readdir(dir)).sort(),
+      ['agent.env', 'approve.env', 'dev.env', PUB, 'repo'],
+      'no temp file left',
+    );
   },
 );
 
 t.test(
-  'an old dev dir (dev.env only) gets the role files from its dev.env, no credential made',
+  'an old dev dir (dev.env only) gets the role files and the export key, no other credential made',
   async (t) => {
     const { dir, bytes } = await oldDevDir(t);
     const old = parseEnvFile(bytes.toString('utf8'));
     const setup = await ensureDevSetup(dir);
     t.equal(setup.created, false);
     t.same(
-      setup.files.map((f) => [f.path, f.created]),
+      setup.files.map((f) => [f.path, f.created, f.added]),
       [
-        [join(dir, 'dev.env'), false],
-        [join(dir, 'agent.env'), true],
-        [join(dir, 'approve.env'), true],
+        [join(dir, 'dev.env'), false, EXPORT],
+        [join(dir, 'agent.env'), true, undefined],
+        [join(dir, 'approve.env'), true, undefined],
+        [join(dir, PUB), true, undefined],
       ],
     );
-    t.ok((await readFile(join(dir, 'dev.env'))).equals(bytes), 'dev.env byte for byte unchanged');
-    t.same(setup.env, old);
+    const { [EXPORT]: added, ...kept } = await read(dir, 'dev.env');
+    t.same(kept, old, 'every other dev.env entry unchanged');
+    t.ok(added && added.length > 40, 'the export key added');
+    t.equal(await modeOf(dir, 'dev.env'), 0o600, 'dev.env still readable by its owner only');
+    t.same(setup.env, { ...old, [EXPORT]: added });
     t.same(await read(dir, 'agent.env'), { [ACCESS]: old[ACCESS] });
     t.same(await read(dir, 'approve.env'), { [ACCESS]: old[ACCESS], [HUMAN]: old[HUMAN] });
     for (const name of ['agent.env', 'approve.env']) t.equal(await modeOf(dir, name), 0o600, name);
-    t.same((await readdir(dir)).sort(), ['agent.env', 'approve.env', 'dev.env'], 'no trust store made again');
+    t.same(
+      (await readdir(dir)).sort(),
+      ['agent.env', 'approve.env', 'dev.env', PUB],
+      'no trust store made again',
+    );
 
     const agent = await readFile(join(dir, 'agent.env'));
+    const dev = await readFile(join(dir, 'dev.env'));
     const again = await ensureDevSetup(dir);
     t.same(
-      again.files.map((f) => f.created),
-      [false, false, false],
+      again.files.map((f) => [f.created, f.added]),
+      [
+        [false, undefined],
+        [false, undefined],
+        [false, undefined],
+        [false, undefined],
+      ],
       'a later run keeps every file',
     );
     t.ok((await readFile(join(dir, 'agent.env'))).equals(agent));
+    t.ok((await readFile(join(dir, 'dev.env'))).equals(dev), 'the export key is added once');
+    t.equal(again.exportKey.keyId, setup.exportKey.keyId);
   },
 );
 
@@ -127,7 +151,10 @@ t.test('harness init names each file it created or kept and the shell it is for'
     });
   const upgrade = await init();
   const lines = upgrade.stdout.split('\n');
-  t.match(lines[0], new RegExp(`^kept ${join(dir, 'dev.env')}: for the bridge \\(npm start`));
+  t.match(
+    lines[0],
+    new RegExp(`^kept ${join(dir, 'dev.env')}, added ${EXPORT} to it: for the bridge \\(npm start`),
+  );
   t.match(lines[1], new RegExp(`^created ${join(dir, 'agent.env')} \\(mode 0600\\): for agent shells`));
   t.match(
     lines[2],
@@ -136,8 +163,14 @@ t.test('harness init names each file it created or kept and the shell it is for'
   t.match(upgrade.stdout, `agent shell: set -a; . ${join(dir, 'agent.env')}; set +a;`);
   t.match(upgrade.stdout, `approval shell: (set -a; . ${join(dir, 'approve.env')}; set +a; harness approve`);
   t.notMatch(upgrade.stdout, /trust store/, 'nothing else made');
+  t.match(
+    lines[3],
+    new RegExp(`^created ${join(dir, PUB)} \\(mode 0644\\): for anyone: the public half of the export key`),
+  );
+  t.match(upgrade.stdout, /^export key [0-9a-f]{64}, public half:\n-----BEGIN PUBLIC KEY-----\n/m);
   const dev = await read(dir, 'dev.env');
-  for (const v of [dev[KEY], dev[ACCESS], dev[HUMAN]])
+  t.ok(upgrade.stdout.includes(await readFile(join(dir, PUB), 'utf8')), 'the public half printed');
+  for (const v of [dev[KEY], dev[ACCESS], dev[HUMAN], dev[EXPORT]])
     t.notOk(upgrade.stdout.includes(v ?? '?'), 'no value printed');
   t.match((await init()).stdout, new RegExp(`^kept ${join(dir, 'agent.env')}:`, 'm'));
 });
@@ -265,9 +298,51 @@ t.test('new credentials replace role files that hold the lost dev.env tokens', a
   t.not(again.env[ACCESS], first.env[ACCESS], 'a new access token');
   t.same(
     again.files.map((f) => f.created),
-    [true, true, true],
-    'every file written anew',
+    [true, true, true, true],
+    'every file written anew, the public half of the new export key too',
   );
+  t.not(again.exportKey.keyId, first.exportKey.keyId, 'a new export key');
   t.same(await read(dir, 'agent.env'), { [ACCESS]: again.env[ACCESS] });
   t.same(await read(dir, 'approve.env'), { [ACCESS]: again.env[ACCESS], [HUMAN]: again.env[HUMAN] });
+});
+
+t.test(
+  'export-key.pub is the public half of the export key in dev.env, written again when it is not',
+  async (t) => {
+    const dir = await devDir(t);
+    const setup = await ensureDevSetup(dir);
+    const dev = await read(dir, 'dev.env');
+    const priv = createPrivateKey({ key: Buffer.from(dev[EXPORT]!, 'base64'), format: 'der', type: 'pkcs8' });
+    t.equal(priv.asymmetricKeyType, 'ed25519');
+    const pem = String(createPublicKey(priv).export({ type: 'spki', format: 'pem' }));
+    t.equal(await readFile(join(dir, PUB), 'utf8'), pem);
+    t.equal(setup.exportKey.pem, pem);
+
+    const other = String(generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }));
+    await writeFile(join(dir, PUB), other);
+    const again = await ensureDevSetup(dir);
+    t.same(
+      again.files.map((f) => f.created),
+      [false, false, false, true],
+    );
+    t.equal(await readFile(join(dir, PUB), 'utf8'), pem, 'derived from dev.env again');
+    t.same(await read(dir, 'dev.env'), dev, 'dev.env unchanged');
+  },
+);
+
+t.test('a dev.env whose export key is not an Ed25519 private key is refused, nothing written', async (t) => {
+  const { dir } = await oldDevDir(t);
+  const text = await readFile(join(dir, 'dev.env'), 'utf8');
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey;
+  for (const [value, why] of [
+    ['not-a-key', /is not a base64 PKCS #8 private key/],
+    [rsa.export({ type: 'pkcs8', format: 'der' }).toString('base64'), /is an rsa key, not Ed25519/],
+  ] as const) {
+    await writeFile(join(dir, 'dev.env'), `${text}${EXPORT}=${value}\n`, { mode: 0o600 });
+    const before = await readFile(join(dir, 'dev.env'));
+    await initRefused(t, dir, new RegExp(`^harness: ${EXPORT} in ${join(dir, 'dev.env')} `));
+    await t.rejects(ensureDevSetup(dir), { message: why });
+    t.ok((await readFile(join(dir, 'dev.env'))).equals(before), 'dev.env unchanged');
+    t.same(await readdir(dir), ['dev.env'], 'no role file, no public key written');
+  }
 });
