@@ -15,6 +15,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   connect: async () => (await import('./connect.js')).registerConnect,
   doctor: async () => (await import('./doctor.js')).registerDoctor,
   emit: async () => (await import('./emit.js')).registerEmit,
+  export: async () => (await import('./export.js')).registerExport,
   explain: async () => (await import('./explain.js')).registerExplain,
   init: async () => (await import('./init.js')).registerInit,
   proof: async () => (await import('./proof-run.js')).registerProofRun,

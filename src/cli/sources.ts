@@ -6,6 +6,7 @@ import { replay } from '../sources/replay.js';
 import { readReplayInput } from '../sources/replay-input.js';
 import { startWatch } from '../sources/watch.js';
 import { refuseIntegrityKey, requireEnv, UsageError } from './env.js';
+import { exportPublicKey } from './export.js';
 import { bridgeRequest } from './http.js';
 import { Progress } from './progress.js';
 import { terminalJson, terminalText } from './terminal.js';
@@ -40,15 +41,21 @@ function speedOf(value: string | undefined): number | undefined {
 export function registerReplay(program: Command): void {
   program
     .command('replay')
-    .description('post a recorded run (a JSONL file of contract events) as a new replay run')
-    .argument('<file>', 'one RunEvent a line; every line is checked before anything is posted')
+    .description(
+      'post a recorded run (an exported bundle, or a JSONL file of contract events) as a new replay run',
+    )
+    .argument(
+      '<file>',
+      'a bundle (harness export), verified first; or one RunEvent a line, every line checked first',
+    )
     .option('--as <runId>', 'the new run; default <file name>-replay-<n>, the first n not taken')
     .option('--speed <n>', 'replay the recorded gaps (by ts) divided by n; default: no waiting')
-    .action(async (file: string, opts: { as?: string; speed?: string }) => {
+    .option('--key <file>', "a bundle's export key (public half); default ~/.harness/dev/export-key.pub")
+    .action(async (file: string, opts: { as?: string; speed?: string; key?: string }) => {
       await reporting(async () => {
         const speed = speedOf(opts.speed);
         const call = bridgeCall('harness replay');
-        const input = await readReplayInput(file);
+        const input = await readReplayInput(file, exportPublicKey(opts.key));
         const progress = new Progress();
         progress.phase(input.events.length, 'events');
         const runId = await replay(call, input, {

@@ -2,6 +2,8 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CREDENTIAL_MIN_BYTES, canonicalTrustPin, RUN_ID_PATTERN } from '../contract/index.js';
+import { InvalidBundle, readBundleFile, verifyBundle } from '../sources/bundle.js';
+import { SourceError } from '../sources/client.js';
 import { judgeLogRecords, readLogOffline } from '../storage/commit-log-replay.js';
 import { type DriftQuarantine, readDriftQuarantines } from '../storage/drift-quarantines.js';
 import { leaseHolderNow, mutexLeftBehind } from '../storage/lease.js';
@@ -9,6 +11,7 @@ import { MUTEX_FILE } from '../storage/paths.js';
 import { resolveRoot } from '../validators/artifact-root.js';
 import { HashPool } from '../workers/pool.js';
 import { requireEnv, UsageError } from './env.js';
+import { exportPublicKey } from './export.js';
 import { Progress } from './progress.js';
 import { terminalText } from './terminal.js';
 import { LOG_LINK_REASON, layoutTargets, OTHER_PIN_REASON } from './verify-layout.js';
@@ -170,13 +173,48 @@ export async function verifyDataDir(
   return checks.sort((a, b) => a.name.localeCompare(b.name));
 }
 
+/**
+ * `harness verify --bundle FILE [--key PUB]`: one line, `ok` (exit 0) or `INVALID` and the reason
+ * (exit 1); a file or key that cannot be read is a usage error (exit 2). No bridge, no integrity key.
+ */
+async function verifyBundleFile(file: string, keyFile: string | undefined): Promise<number> {
+  const key = await exportPublicKey(keyFile)();
+  const text = await readBundleFile(file).catch((err: NodeJS.ErrnoException) => {
+    if (err instanceof SourceError) throw new UsageError(err.message);
+    throw new UsageError(`cannot read ${file}: ${err.code ?? err.message}`);
+  });
+  const name = terminalText(file);
+  try {
+    if (text instanceof InvalidBundle) throw text;
+    const { manifest: m, artifacts, keyId } = verifyBundle(text, key);
+    const bytes = m.withArtifacts ? ' with their bytes' : '';
+    process.stdout.write(
+      `ok ${name}: run ${m.runId} (${m.status}, ${count(m.eventCount, 'event')}, ${count(artifacts.length, 'artifact')}${bytes}), signed by export key ${keyId}\n`,
+    );
+    return 0;
+  } catch (err) {
+    if (!(err instanceof InvalidBundle)) throw err;
+    process.stdout.write(`INVALID ${name}: ${terminalText(err.message)}\n`);
+    return 1;
+  }
+}
+
 export function registerVerify(program: Command): void {
   program
     .command('verify')
     .description('offline check of a data directory: config, journal and snapshot MACs, artifact hashes')
     .argument('[runIds...]', 'only these runs (default: every run in the data directory)')
     .option('--data-dir <dir>', 'data directory (default HARNESS_DATA_DIR or ~/.harness/runs)')
-    .action(async (runIds: string[], opts: { dataDir?: string }) => {
+    .option('--bundle <file>', 'instead: check an exported run bundle offline, with the export key only')
+    .option('--key <file>', "the bundle's export key (public half); default ~/.harness/dev/export-key.pub")
+    .action(async (runIds: string[], opts: { dataDir?: string; bundle?: string; key?: string }) => {
+      if (opts.bundle !== undefined) {
+        if (runIds.length > 0 || opts.dataDir !== undefined)
+          throw new UsageError('--bundle checks one bundle: give no run IDs and no --data-dir with it');
+        process.exitCode = await verifyBundleFile(opts.bundle, opts.key);
+        return;
+      }
+      if (opts.key !== undefined) throw new UsageError('--key is the key of a --bundle');
       const bad = runIds.find((id) => !RUN_ID_PATTERN.test(id));
       if (bad !== undefined) throw new UsageError(`run ID ${JSON.stringify(bad)} is not canonical`);
       const secret = requireEnv('HARNESS_BRIDGE_INTEGRITY_KEY');

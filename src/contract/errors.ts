@@ -26,7 +26,7 @@ export const ERROR_CODES = {
   },
   artifact_verification_failed: {
     status: 400,
-    doc: 'The artifact is missing, not a regular file, reached through a link, or outside the artifact root; or it is larger than the artifact ceiling (HARNESS_ARTIFACT_MAX_BYTES, by its size, unread), or hashing it took longer than HARNESS_REHASH_TIMEOUT_MS.',
+    doc: 'The artifact is missing, not a regular file, reached through a link, or outside the artifact root; or it is larger than the artifact ceiling (HARNESS_ARTIFACT_MAX_BYTES, by its size, unread), or hashing it took longer than HARNESS_REHASH_TIMEOUT_MS. Also a run export with withArtifacts whose claimed artifact cannot be read, or changed since its claim.',
   },
   adapter_policy_violation: {
     status: 400,
@@ -59,7 +59,7 @@ export const ERROR_CODES = {
   },
   payload_too_large: {
     status: 413,
-    doc: 'The body is larger than the route allows (declared or streamed), or the event as it would be stored (canonical JSON, id and ts filled in) exceeds 16 KiB.',
+    doc: 'The body is larger than the route allows (declared or streamed), or the event as it would be stored (canonical JSON, id and ts filled in) exceeds 16 KiB; or a run bundle (GET /runs/:id/export) would exceed its 64 MiB cap.',
   },
   unsupported_media_type: { status: 415, doc: 'A write whose content-type is not application/json.' },
   bridge_busy: {

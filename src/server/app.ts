@@ -29,7 +29,7 @@ import { apiDescription, SECURITY_SCHEMES } from './route-docs.js';
 import { registerEventRoute } from './routes/events.js';
 import { registerHealthRoute } from './routes/health.js';
 import { registerMetricsRoute } from './routes/metrics.js';
-import { registerRunRoutes } from './routes/runs.js';
+import { registerExportRoute, registerRunRoutes } from './routes/runs.js';
 import { shuttingDown } from './run-queue.js';
 
 /**
@@ -139,6 +139,7 @@ export async function buildApp(ctx: BridgeContext, opts: AppOptions = {}): Promi
   registerHealthRoute(app, ctx);
   registerMetricsRoute(app, ctx);
   registerRunRoutes(app, ctx);
+  if (ctx.env.exportKey) registerExportRoute(app, ctx);
   registerEventRoute(app, ctx);
   return app;
 }

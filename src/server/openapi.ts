@@ -13,6 +13,8 @@ export async function openApiDocument(): Promise<unknown> {
     accessToken: 'documentation-only',
     humanToken: 'documentation-only',
     integrityKey: Buffer.from('documentation-only'),
+    // The export route is registered only where a key is held: documented as such a bridge's.
+    exportKey: { text: 'documentation-only' },
   };
   const ctx = { port: () => 0, env } as unknown as BridgeContext;
   const app = await buildApp(ctx);

@@ -1,4 +1,5 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdir, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { ERROR_CODES, type ErrorCode } from '../../src/contract/index.js';
@@ -52,7 +53,7 @@ async function expectAnswer(
   return res;
 }
 
-/** The six operations, each with a request that would succeed but for what a case changes. */
+/** The seven operations, each with a request that would succeed but for what a case changes. */
 function operations(b: TestBridge) {
   const op = (name: string, method: string, path: string, body?: unknown) => ({ name, method, path, body });
   return [
@@ -60,6 +61,7 @@ function operations(b: TestBridge) {
     op('GET /metrics', 'GET', '/metrics'),
     op('GET /runs', 'GET', '/runs'),
     op('GET /runs/{id}', 'GET', '/runs/open'),
+    op('GET /runs/{id}/export', 'GET', '/runs/open/export'),
     op('POST /runs', 'POST', '/runs', { id: 'open' }),
     op('POST /runs/{id}/events', 'POST', '/runs/open/events', ev({ id: 'guarded' })),
   ].map((o) => ({
@@ -78,6 +80,15 @@ function operations(b: TestBridge) {
   }));
 }
 
+/** A test environment whose bridge holds an export key, so it serves GET /runs/{id}/export. */
+async function keyedEnv() {
+  const te = await makeTestEnv();
+  te.env['HARNESS_BRIDGE_EXPORT_KEY'] = generateKeyPairSync('ed25519')
+    .privateKey.export({ type: 'pkcs8', format: 'der' })
+    .toString('base64');
+  return te;
+}
+
 const approval = (type: string) =>
   ev({
     type,
@@ -89,7 +100,7 @@ const approval = (type: string) =>
   });
 
 t.test('every documented answer of every operation, held to docs/openapi.json', async (t) => {
-  const te = await makeTestEnv();
+  const te = await keyedEnv();
   const b = await startWithQuarantinedRun(t, te, 'quarantined', async () => {});
   t.teardown(() => cleanup(b));
   const openRoot = join(te.dir, 'open-root');
@@ -170,6 +181,47 @@ t.test('every documented answer of every operation, held to docs/openapi.json', 
     await expectAnswer(t, b, { ...at, run: 'nope' }, 'run_not_found', () => b.req('GET', '/runs/nope'));
   });
 
+  t.test('GET /runs/{id}/export', async (t) => {
+    const at = { op: 'GET /runs/{id}/export', run: 'open' };
+    const bundle = await expectAnswer(t, b, at, 200, () => b.req('GET', '/runs/open/export?withArtifacts=1'));
+    t.equal(bundle.body['manifest'].runId, 'open');
+    await expectAnswer(t, b, at, 200, () => b.req('GET', '/runs/quarantined/export'));
+    await expectAnswer(t, b, at, 'invalid_query', () => b.req('GET', '/runs/open/export?withArtifacts=2'));
+    await expectAnswer(t, b, at, 'invalid_run_id', () => b.req('GET', '/runs/-open/export'));
+    const token = b.t.env['HARNESS_BRIDGE_ACCESS_TOKEN']!;
+    await expectAnswer(t, b, at, 'client_supplied_human_token_rejected', () =>
+      b.req('GET', `/runs/${token}/export`),
+    );
+    await expectAnswer(t, b, { ...at, run: 'nope' }, 'run_not_found', () =>
+      b.req('GET', '/runs/nope/export'),
+    );
+    // A claimed artifact changed since its claim: its bytes would not verify, so none are exported.
+    const root = join(te.dir, 'export-root');
+    await mkdir(join(root, 'run'), { recursive: true });
+    await writeFile(join(root, 'run', 'intake.json'), '{}');
+    t.equal((await b.req('POST', '/runs/exp/events', ev({ id: 'x1', artifactRoot: root }))).status, 201);
+    const written = ev({ id: 'x2', type: 'artifact.written', artifact: 'run/intake.json' });
+    t.equal((await b.req('POST', '/runs/exp/events', written)).status, 201);
+    await writeFile(join(root, 'run', 'intake.json'), '{"changed":true}');
+    const changed = { ...at, run: 'exp' };
+    await expectAnswer(t, b, changed, 'artifact_verification_failed', () =>
+      b.req('GET', '/runs/exp/export?withArtifacts=1'),
+    );
+    // Claimed bytes past the 64 MiB cap (a sparse file): refused by their claimed size, unread.
+    await truncate(join(root, 'run', 'intake.json'), 65 * 1024 * 1024);
+    const big = ev({ id: 'x3', type: 'artifact.written', artifact: 'run/intake.json' });
+    t.equal((await b.req('POST', '/runs/exp/events', big)).status, 201);
+    const over = await expectAnswer(t, b, changed, 'payload_too_large', () =>
+      b.req('GET', '/runs/exp/export?withArtifacts=1'),
+    );
+    t.match(
+      over.body['message'],
+      /^with its artifacts the bundle would be larger than 64 MiB/,
+      'refused unread',
+    );
+    await expectAnswer(t, b, changed, 200, () => b.req('GET', '/runs/exp/export'));
+  });
+
   t.test('POST /runs', async (t) => {
     const create = (body: unknown) => () => b.req('POST', '/runs', body);
     const at = (run: string) => ({ op: 'POST /runs', run });
@@ -228,7 +280,7 @@ t.test('every documented answer of every operation, held to docs/openapi.json', 
 t.test('the run ceiling and a failed store, held to docs/openapi.json', async (t) => {
   // Three: startup refuses a directory holding more entries that are not runs (its commit log,
   // lease) than the ceiling.
-  const b = await startTestBridge(undefined, { storage: { maxRuns: 3 } });
+  const b = await startTestBridge(await keyedEnv(), { storage: { maxRuns: 3 } });
   t.teardown(() => cleanup(b));
   for (const id of ['only', 'full-1', 'full-2']) t.equal((await b.req('POST', '/runs', { id })).status, 201);
   const ops = {
@@ -236,7 +288,9 @@ t.test('the run ceiling and a failed store, held to docs/openapi.json', async (t
     event: 'POST /runs/{id}/events',
     read: 'GET /runs/{id}',
     list: 'GET /runs',
+    export: 'GET /runs/{id}/export',
   };
+
   await expectAnswer(t, b, { op: ops.create, run: 'second' }, 'run_history_full', () =>
     b.req('POST', '/runs', { id: 'second' }),
   );
@@ -261,6 +315,9 @@ t.test('the run ceiling and a failed store, held to docs/openapi.json', async (t
   );
   await expectAnswer(t, b, { op: ops.read, run: 'only' }, 'internal_error', () => b.req('GET', '/runs/only'));
   await expectAnswer(t, b, { op: ops.list, run: 'only' }, 'internal_error', () => b.req('GET', '/runs'));
+  await expectAnswer(t, b, { op: ops.export, run: 'only' }, 'internal_error', () =>
+    b.req('GET', '/runs/only/export'),
+  );
 });
 
 t.test('every answer the document lists was given, and nothing else', async (t) => {

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from '#typebox';
+import { RunBundleSchema } from '../../contract/bundle.js';
 import {
   BridgeError,
   CREATE_RUN_MAX_BYTES,
@@ -19,6 +20,7 @@ import { isCanonicalRunIdInPath, runIdSegment } from '../../contract/run-id-path
 import { completionPreview } from '../completion.js';
 import type { BridgeContext } from '../context.js';
 import { createRun } from '../create-run.js';
+import { exportRun } from '../export.js';
 import { checkBodyForCredentials, checkRunIdForCredentials, syncHook } from '../guard.js';
 import { CURSOR_MAX, type QuerySpec, querySchema, strictQuery } from '../query.js';
 import { getRun, listRuns, pagedAnswerDoc, pageHeaders } from '../read-runs.js';
@@ -68,6 +70,15 @@ const RUN_QUERY = {
   },
 } satisfies QuerySpec;
 
+const EXPORT_QUERY = {
+  withArtifacts: {
+    min: 0,
+    max: 1,
+    default: 0,
+    description: "1: the bundle holds the claimed artifacts' bytes (base64), each checked against its claim.",
+  },
+} satisfies QuerySpec;
+
 /**
  * The codes each route can answer with beyond its 2xx (route-docs.ts builds its error responses):
  * the guard's, and those its own steps throw. Once a commit-log write or sync failed, the bridge
@@ -99,6 +110,11 @@ const READ_ERRORS = [
   'run_not_found',
   'internal_error',
 ] as const satisfies readonly ErrorCode[];
+const EXPORT_ERRORS = [
+  ...READ_ERRORS,
+  'payload_too_large',
+  'artifact_verification_failed',
+] as const satisfies readonly ErrorCode[];
 
 /**
  * SPEC Run: a non-canonical ID is refused as one, wherever it is given. A string `id` in the
@@ -117,7 +133,11 @@ function checkCreateRunId(body: unknown): void {
 
 /** The credential values a body must not carry (computed once per app: the key is a Buffer). */
 export function secrets(ctx: BridgeContext) {
-  return { human: ctx.env.humanToken, others: [ctx.env.accessToken, ctx.env.integrityKey.toString('utf8')] };
+  const exportKey = ctx.env.exportKey ? [ctx.env.exportKey.text] : [];
+  return {
+    human: ctx.env.humanToken,
+    others: [ctx.env.accessToken, ctx.env.integrityKey.toString('utf8'), ...exportKey],
+  };
 }
 
 export function registerRunRoutes(app: FastifyInstance, ctx: BridgeContext): void {
@@ -211,6 +231,40 @@ export function registerRunRoutes(app: FastifyInstance, ctx: BridgeContext): voi
       );
       void reply.headers(pageHeaders(page));
       return body;
+    },
+  );
+}
+
+/**
+ * GET /runs/:id/export, on a bridge that holds an export key (HARNESS_BRIDGE_EXPORT_KEY); without
+ * one there is no such route (404 `not_found`), as on a bridge older than the route.
+ */
+export function registerExportRoute(app: FastifyInstance, ctx: BridgeContext): void {
+  const bodySecrets = secrets(ctx);
+  const exportRoute = '/runs/:id/export';
+  const checkExportRunId = pathRunIdCheck(exportRoute);
+  app.get(
+    exportRoute,
+    {
+      preValidation: syncHook((req) => {
+        checkRunIdForCredentials((req.params as { id?: unknown }).id, bodySecrets);
+        checkExportRunId(req);
+      }),
+      schema: {
+        summary: "The run's bundle, signed with the bridge's export key (docs/sources.md)",
+        security: SECURITY.access,
+        params: RunParams,
+        querystring: querySchema(EXPORT_QUERY),
+        response: { 200: RunBundleSchema, ...errorResponses(EXPORT_ERRORS) },
+      },
+    },
+    async (req, reply) => {
+      const q = strictQuery(req.url, EXPORT_QUERY);
+      const { id } = req.params as { id: string };
+      const text = await ctx.queue.run(id, () => exportRun(ctx, id, q['withArtifacts'] === 1));
+      // The bundle's exact bytes (canonical JSON), sent as they were signed.
+      void reply.type('application/json; charset=utf-8');
+      return text;
     },
   );
 }
