@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import t from 'tap';
 import { cleanup, ev, makeTestEnv, startTestBridge } from './helpers/bridge.js';
 import { complete, driveToReady } from './helpers/complete-run.js';
@@ -14,6 +15,10 @@ import { passingAssessment, passingProof } from './helpers/finish-line-fixture.j
 t.test('a full scenario logged at debug holds no credential and one line per request', async (t) => {
   const te = await makeTestEnv();
   te.env['HARNESS_LOG_LEVEL'] = 'debug';
+  const exportKey = generateKeyPairSync('ed25519')
+    .privateKey.export({ type: 'pkcs8', format: 'der' })
+    .toString('base64');
+  te.env['HARNESS_BRIDGE_EXPORT_KEY'] = exportKey;
   const lines: string[] = [];
   const b = await startTestBridge(te, {
     realGate: true,
@@ -61,6 +66,8 @@ t.test('a full scenario logged at debug holds no credential and one line per req
     401,
     'bridge_auth_required',
   );
+  const exported = await b.req('POST', '/runs/logged/events', ev({ id: 'leak-2', message: exportKey }));
+  t.equal(exported.status, 400, 'the export key in a body is refused too');
   const carrying = await b.req('POST', `/runs/${access}/events`, ev({ id: human }));
   t.equal(carrying.status, 400, JSON.stringify(carrying.body));
   // A refused completion stores its run.blocked record (complete-run.ts expectBlocked).
@@ -82,6 +89,7 @@ t.test('a full scenario logged at debug holds no credential and one line per req
     ['access token', access],
     ['human token', human],
     ['integrity key', key],
+    ['export key', exportKey],
   ] as const) {
     t.notOk(log.includes(value), `the ${name} is in no line`);
     t.notOk(log.includes(value.slice(0, 16)), `nor its first 16 characters`);

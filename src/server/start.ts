@@ -230,7 +230,12 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
   const logger = opts.logTo
     ? loggerOptions(
         env.logLevel,
-        [env.accessToken, env.humanToken, env.integrityKey.toString('utf8')],
+        [
+          env.accessToken,
+          env.humanToken,
+          env.integrityKey.toString('utf8'),
+          ...(env.exportKey === null ? [] : [env.exportKey.text]),
+        ],
         opts.logTo,
       )
     : opts.logger;
