@@ -195,6 +195,19 @@ t.test('the runs list: newest activity first, a sort switch, filters in the URL,
   );
 });
 
+t.test('any run opens by its ID from the list, also one its filters hide', async (t) => {
+  await page.goto(`${ui.origin}/#/?mode=replay`);
+  t.same(await rowsBecome([REPLAY_RUN]), [REPLAY_RUN], 'the failed run is not listed');
+  await page.getByLabel('Run ID').fill(`  ${FAILED_RUN} `);
+  await page.getByRole('button', { name: 'Open run' }).click();
+  await page.waitForURL(`${ui.origin}/#/runs/${FAILED_RUN}`);
+  t.match(await page.locator('#run-heading').textContent(), `Run ${FAILED_RUN}`);
+  await page.locator('section.needs-you', { hasText: FAILURE }).waitFor();
+  await page.goto(`${ui.origin}/`);
+  await page.getByRole('button', { name: 'Open run' }).click();
+  t.equal(page.url(), `${ui.origin}/`, 'an empty ID opens nothing');
+});
+
 t.test('a replay run says so in its header, naming its source; a live run does not', async (t) => {
   await page.goto(`${ui.origin}/#/runs/${REPLAY_RUN}`);
   const note = page.locator('[data-mode-note="replay"]');

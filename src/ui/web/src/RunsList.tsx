@@ -1,6 +1,7 @@
 import { BridgeStatus } from './BridgeStatus.js';
 import { usePoll } from './hooks.js';
 import { RunsNeedYou } from './NeedsYou.js';
+import { OpenRun } from './OpenRun.js';
 import { RunsFilters } from './RunsFilters.js';
 import { RunsTable } from './RunsTable.js';
 import { loadRunWindow, WINDOW } from './run-window.js';
@@ -32,11 +33,12 @@ export function RunsList({ search }: { search: string }) {
       <BridgeStatus problem={polled.problem} at={polled.at} />
       <RunsNeedYou runs={all} />
       {polled.data && all.length === 0 && <p>No runs yet. Runs appear here as agents post events.</p>}
+      <OpenRun />
       {all.length > 0 && <RunsFilters q={q} counts={statusCounts(all)} />}
       {total > all.length && (
         <p class="muted" data-window-note>
           Sorted, filtered and counted in this browser over the {all.length} most recently created of {total}{' '}
-          runs; older runs are not listed here.
+          runs; open an older run by its ID above.
         </p>
       )}
       {all.length > 0 && rows.length === 0 && (
