@@ -43,6 +43,18 @@ export function pathRunIdCheck(route: string): (req: FastifyRequest) => void {
   };
 }
 
+/**
+ * The pre-validation of a read route with a run ID in its path: a credential in the ID is refused
+ * as such, then the ID must be canonical as sent (pathRunIdCheck).
+ */
+function runIdInPath(route: string, bodySecrets: ReturnType<typeof secrets>) {
+  const checkPathRunId = pathRunIdCheck(route);
+  return syncHook((req) => {
+    checkRunIdForCredentials((req.params as { id?: unknown }).id, bodySecrets);
+    checkPathRunId(req);
+  });
+}
+
 /** The 2xx bodies of the run routes (exported so a test holds real answers to them). */
 export const CreatedRun = Type.Object({ ok: Type.Literal(true), created: Type.Boolean(), run: RunView });
 export const RunsPage = Type.Object({ ok: Type.Literal(true), runs: Type.Array(RunSummaryView) });
@@ -200,14 +212,10 @@ export function registerRunRoutes(app: FastifyInstance, ctx: BridgeContext): voi
   );
 
   const route = '/runs/:id';
-  const checkPathRunId = pathRunIdCheck(route);
   app.get(
     route,
     {
-      preValidation: syncHook((req) => {
-        checkRunIdForCredentials((req.params as { id?: unknown }).id, bodySecrets);
-        checkPathRunId(req);
-      }),
+      preValidation: runIdInPath(route, bodySecrets),
       schema: {
         summary: 'A run with one page of its events',
         security: SECURITY.access,
@@ -242,14 +250,10 @@ export function registerRunRoutes(app: FastifyInstance, ctx: BridgeContext): voi
 export function registerExportRoute(app: FastifyInstance, ctx: BridgeContext): void {
   const bodySecrets = secrets(ctx);
   const exportRoute = '/runs/:id/export';
-  const checkExportRunId = pathRunIdCheck(exportRoute);
   app.get(
     exportRoute,
     {
-      preValidation: syncHook((req) => {
-        checkRunIdForCredentials((req.params as { id?: unknown }).id, bodySecrets);
-        checkExportRunId(req);
-      }),
+      preValidation: runIdInPath(exportRoute, bodySecrets),
       schema: {
         summary: "The run's bundle, signed with the bridge's export key (docs/sources.md)",
         security: SECURITY.access,
