@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { NAMED_PATHS_MAX } from '../contract/index.js';
-import type { OpenRun } from '../storage/run-files.js';
+import type { OpenRun } from '../storage/types.js';
 import { checkedByName } from '../validators/finish-line.js';
 import { comparePaths } from '../validators/inventory.js';
 import { changedWhileChecked } from '../validators/verified-bytes.js';

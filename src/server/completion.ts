@@ -1,4 +1,4 @@
-import type { OpenRun } from '../storage/run-files.js';
+import type { OpenRun } from '../storage/types.js';
 import type { RunFacts } from '../validators/facts.js';
 import { type NextStep, nextStep } from '../validators/next-step.js';
 import { type ProblemKind, texts } from '../validators/problem.js';

@@ -7,7 +7,7 @@ import {
   runModeOf,
 } from '../contract/index.js';
 import { secretDigest } from '../storage/mac.js';
-import type { OpenRun } from '../storage/run-files.js';
+import type { OpenRun } from '../storage/types.js';
 import type { BridgeContext } from './context.js';
 import { reverifyCompleted } from './reverify.js';
 import { adapterOpen, type RunSetup, resolveSetup, sameSetup } from './run-setup.js';

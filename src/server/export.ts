@@ -9,8 +9,7 @@ import {
 import { BridgeError, type RunConfig, type RunStatus } from '../contract/index.js';
 import { bundleText, lastClaims, partDigest, signManifest } from '../storage/bundle-seal.js';
 import { sha256Hex } from '../storage/mac.js';
-import type { OpenRun } from '../storage/run-files.js';
-import type { QuarantineInfo } from '../storage/types.js';
+import type { OpenRun, QuarantineInfo } from '../storage/types.js';
 import { readArtifact, resolveRoot } from '../validators/artifact-root.js';
 import type { BridgeContext } from './context.js';
 import { reverifyCompleted } from './reverify.js';

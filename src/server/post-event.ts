@@ -19,7 +19,7 @@ import {
 } from '../contract/index.js';
 import { EventTooLargeError } from '../storage/journal-record.js';
 import { macEqual, secretDigest } from '../storage/mac.js';
-import type { OpenRun } from '../storage/run-files.js';
+import type { OpenRun } from '../storage/types.js';
 import { ArtifactError, claimArtifact } from '../validators/artifact-root.js';
 import type { BridgeContext } from './context.js';
 import { newConfig, planSetup, type SetupPlan } from './create-run.js';

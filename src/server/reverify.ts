@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { canonicalBytes } from '../storage/mac.js';
 import { readNoFollow } from '../storage/no-follow.js';
-import type { OpenRun } from '../storage/run-files.js';
+import type { OpenRun } from '../storage/types.js';
 import { ADAPTER_MAX_BYTES } from '../validators/adapter.js';
 import { committedAdapterDigest } from '../validators/committed-adapter.js';
 import { validatorInputs } from '../validators/finish-line.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CompletionSeal, RunConfig, RunEvent, StoredEvent } from '../contract/index.js';
 import { BridgeError, EVENT_MAX_BYTES, TEXT_FIELD_MAX } from '../contract/index.js';
-import type { OpenRun } from '../storage/run-files.js';
+import type { OpenRun } from '../storage/types.js';
 import { completionGate } from './completion.js';
 import type { BridgeContext } from './context.js';
 import { ID_SHAPE, isoNow, refuseOversized } from './stored-event.js';

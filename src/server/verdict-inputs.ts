@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { lstat } from 'node:fs/promises';
 import { sep } from 'node:path';
 import { artifactPathProblems, BIND_BY_NAME_MAX, COMMIT_NAMES_MAX } from '../contract/index.js';
-import type { OpenRun } from '../storage/run-files.js';
+import type { OpenRun } from '../storage/types.js';
 import { validatorInputs } from '../validators/finish-line.js';
 import {
   commitExists,

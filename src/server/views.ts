@@ -1,8 +1,8 @@
 import type { EventViewT, JournalEntry, NodeId, RunState, RunSummary, RunViewT } from '../contract/index.js';
 import { approvalDrift, NODE_IDS } from '../contract/index.js';
-import type { OpenRun } from '../storage/run-files.js';
 import { runSummary } from '../storage/run-summary.js';
 import type { QuarantineInfo } from '../storage/store.js';
+import type { OpenRun } from '../storage/types.js';
 import type { CompletionPreview } from './completion.js';
 import {
   boundedApprovals,

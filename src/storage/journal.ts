@@ -16,6 +16,7 @@ import {
 } from './journal-record.js';
 import type { ScanResult } from './journal-scan.js';
 import { openNoFollow, READ_APPEND } from './no-follow.js';
+import type { Appended, RunJournal } from './types.js';
 
 /**
  * `events.jsonl` as it is written: the writer that appends sealed records to an open journal
@@ -24,12 +25,7 @@ import { openNoFollow, READ_APPEND } from './no-follow.js';
  * never the other way round.
  */
 
-/** A record appended: its entry, a promise settled once it is durable, the event's canonical JSON. */
-export interface Appended {
-  entry: JournalEntry;
-  durable: Promise<void>;
-  eventJson: string;
-}
+export type { Appended };
 
 const noop = () => {};
 
@@ -41,7 +37,7 @@ const noop = () => {};
  * commit log's checkpoints, before a snapshot and on close. Reads wait until appended records are
  * written.
  */
-export class JournalWriter implements LoggedJournal {
+export class JournalWriter implements LoggedJournal, RunJournal {
   private last: Promise<void> = Promise.resolve();
   private syncs: Promise<void> = Promise.resolve();
   private closed = false;

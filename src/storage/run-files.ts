@@ -13,20 +13,13 @@ import { LinkedFileError } from './no-follow.js';
 import { type RunPaths, runDirName } from './paths.js';
 import { parseSealed, readSealed, writeSealed } from './sealed-file.js';
 import { readSnapshot, type SnapshotRead } from './snapshot.js';
+import type { OpenRun } from './types.js';
 
-/** A run opened and fully authenticated: the in-memory state every append and read uses. */
-export interface OpenRun {
-  runId: string;
+/** An open run of the file store: its files, its journal writer and its snapshot schedule. */
+export interface FileRun extends OpenRun<JournalWriter> {
   paths: RunPaths;
-  config: RunConfig;
-  state: RunState;
-  journal: JournalWriter;
-  /** Event id -> seq candidates, for idempotent repeats (confirmed against the journal). */
-  ids: IdIndex;
   /** Appends since the snapshot was last written. */
   sinceSnapshot: number;
-  /** Operations currently holding the run; a pinned run is never evicted. */
-  pins: number;
 }
 
 /** Why a run cannot be opened as trusted state; the store quarantines it with this reason. */
@@ -120,7 +113,7 @@ export async function openRunFiles(
     /** What the run index recorded of the run: its creation stamp and latest durable head. */
     indexed?: { createdAt: string; count: number; head: string | null };
   } = {},
-): Promise<{ run: OpenRun; snapshotStale: boolean; truncatedBytes: number }> {
+): Promise<{ run: FileRun; snapshotStale: boolean; truncatedBytes: number }> {
   const fail = (reason: string): never => {
     throw new RunIntegrityError(reason);
   };
@@ -187,7 +180,7 @@ export async function openRunFiles(
   ).catch((err: Error) =>
     err instanceof LinkedFileError ? fail(`events.jsonl: ${err.message}`) : Promise.reject(err),
   );
-  const run: OpenRun = {
+  const run: FileRun = {
     runId,
     paths,
     config,

@@ -1,7 +1,7 @@
-import type { OpenRun } from './run-files.js';
 import type { IndexFile } from './run-index-file.js';
 import { packSummary, runSummary } from './run-summary.js';
 import { type IndexedRun, RunTable } from './run-table.js';
+import type { OpenRun } from './types.js';
 
 /** Appended index bytes tolerated before the file is rewritten whole. */
 const REWRITE_SLACK = 8 * 1024 * 1024;

@@ -30,7 +30,7 @@ import { EPOCH, startupRuns } from './run-attribution.js';
 import {
   configMac,
   createRunFiles,
-  type OpenRun,
+  type FileRun,
   openRunFiles,
   RunIntegrityError,
   removeRunDirectory,
@@ -104,16 +104,16 @@ export type QuarantineKind = 'integrity' | 'journal_read' | 'orphan_directory' |
 /**
  * The run store: an index of runs in creation order, a bounded cache of open, verified runs, and
  * the quarantine list. Callers serialize operations per run (src/server/run-queue.ts) and hold a
- * pin while using an OpenRun. The surface (load, create, append, read, list) is narrow enough for
+ * pin while using an FileRun. The surface (load, create, append, read, list) is narrow enough for
  * a hosted database to implement later.
  */
-export class RunStore implements RunStorage {
+export class RunStore implements RunStorage<FileRun> {
   private readonly index: RunIndex;
-  private readonly cache = new Map<string, OpenRun>();
+  private readonly cache = new Map<string, FileRun>();
   private readonly quarantined = new Map<string, QuarantineReasons>();
   private readonly background = new Set<Promise<void>>();
   /** Each open run's latest snapshot write: a run's writes follow one another, and its close waits. */
-  private readonly snapshots = new WeakMap<OpenRun, Promise<void>>();
+  private readonly snapshots = new WeakMap<FileRun, Promise<void>>();
   private readonly cacheSize: number;
   private readonly log: (msg: string) => void;
 
@@ -268,7 +268,7 @@ export class RunStore implements RunStorage {
   }
 
   /** Opens (or finds cached) a run and pins it; the caller must `release` it. */
-  async load(runId: string): Promise<LoadResult> {
+  async load(runId: string): Promise<LoadResult<FileRun>> {
     if (this.failure) throw this.failure;
     const entry = this.index.get(runId);
     if (!entry) return { kind: 'missing' };
@@ -314,13 +314,13 @@ export class RunStore implements RunStorage {
     return { kind: 'open', run };
   }
 
-  release(run: OpenRun): void {
+  release(run: FileRun): void {
     run.pins--;
     this.trimCache();
   }
 
   /** Creates a run, within the run ceiling (run-index.ts): past it nothing is written. */
-  async create(config: RunConfig): Promise<OpenRun> {
+  async create(config: RunConfig): Promise<FileRun> {
     this.requireLease();
     const paths = runPaths(this.opts.dataDir, config.runId);
     try {
@@ -356,7 +356,7 @@ export class RunStore implements RunStorage {
       await removeRunDirectory(this.opts.dataDir, paths.dir, config.runId);
       throw err;
     }
-    const run: OpenRun = {
+    const run: FileRun = {
       runId: config.runId,
       paths,
       config,
@@ -381,7 +381,7 @@ export class RunStore implements RunStorage {
    * Removes a run that was created for a request and then refused before its first append, so a
    * refused first event stores nothing (removeRunDirectory: crash-safe).
    */
-  async discardUnused(run: OpenRun): Promise<void> {
+  async discardUnused(run: FileRun): Promise<void> {
     if (run.journal.count > 0 || this.cache.get(run.runId) !== run) return;
     this.cache.delete(run.runId);
     this.index.remove(run.runId);
@@ -390,7 +390,7 @@ export class RunStore implements RunStorage {
   }
 
   /** Rewrites the sealed config; allowed only before the first journal append (write-once fields). */
-  async sealConfig(run: OpenRun, config: RunConfig): Promise<void> {
+  async sealConfig(run: FileRun, config: RunConfig): Promise<void> {
     if (run.journal.count > 0) throw new Error('run-config.json is immutable after the first append');
     this.requireLease();
     await writeConfig(run.paths.config, this.opts.integrityKey, config);
@@ -401,7 +401,7 @@ export class RunStore implements RunStorage {
 
   /** Appends one event; the state changes now, the promise settles when the record is durable. */
   append(
-    run: OpenRun,
+    run: FileRun,
     event: StoredEvent,
     claim: ArtifactClaim | null,
     seal: RecordSeal | null = null,
@@ -423,7 +423,7 @@ export class RunStore implements RunStorage {
    * Reads re-authenticate the records they return: a journal edited on disk since the run was
    * opened quarantines the run here, exactly as it would have on open.
    */
-  async read(run: OpenRun, from: number, to: number): Promise<JournalEntry[]> {
+  async read(run: FileRun, from: number, to: number): Promise<JournalEntry[]> {
     try {
       return await run.journal.read(from, to);
     } catch (err) {
@@ -435,7 +435,7 @@ export class RunStore implements RunStorage {
   }
 
   /** Writes the snapshot for the current prefix once that prefix is durable (never ahead of it). */
-  private snapshotLater(run: OpenRun): void {
+  private snapshotLater(run: FileRun): void {
     run.sinceSnapshot = 0;
     const snap = {
       schema: SNAPSHOT_SCHEMA,
@@ -477,7 +477,7 @@ export class RunStore implements RunStorage {
    * replay EVICTION_SNAPSHOT_MIN records or more (and always at shutdown): a burst of short runs
    * passing through the cache must not cost two syncs each.
    */
-  private evict(run: OpenRun, snapshot = run.sinceSnapshot >= EVICTION_SNAPSHOT_MIN): void {
+  private evict(run: FileRun, snapshot = run.sinceSnapshot >= EVICTION_SNAPSHOT_MIN): void {
     this.cache.delete(run.runId);
     // Its lines reach the file now, before a reopen of the run could scan it. A failed write has
     // failed the commit log, which every later load and append reports.

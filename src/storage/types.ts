@@ -3,19 +3,52 @@ import type {
   JournalEntry,
   RecordSeal,
   RunConfig,
+  RunState,
   RunSummary,
   StoredEvent,
 } from '../contract/index.js';
-import type { Appended } from './journal.js';
-import type { OpenRun } from './run-files.js';
+import type { IdIndex } from './id-index.js';
+
+/** What the server reads of an open run's journal, whichever store holds it. */
+export interface RunJournal {
+  /** Records appended (durable or on their way). */
+  readonly count: number;
+  /** At its byte ceiling: the next record might not fit (409 run_history_full). */
+  readonly full: boolean;
+  /** The MAC of the newest record, or the config's MAC before the first. */
+  readonly headMac: string;
+  /** Why appends and reads of this journal fail now (its records since then are not trusted). */
+  readonly broken: Error | null;
+  /** Resolves once every record appended so far is durable or has failed. */
+  idle(): Promise<void>;
+}
+
+/** A run opened and fully authenticated: the in-memory state every append and read uses. */
+export interface OpenRun<J extends RunJournal = RunJournal> {
+  runId: string;
+  config: RunConfig;
+  state: RunState;
+  journal: J;
+  /** Event id -> seq candidates, for idempotent repeats (confirmed against the journal). */
+  ids: IdIndex;
+  /** Operations currently holding the run; a pinned run is never evicted. */
+  pins: number;
+}
+
+/** An append: the entry, a promise settled once it is durable, and the event's canonical JSON as stored. */
+export interface Appended {
+  entry: JournalEntry;
+  durable: Promise<void>;
+  eventJson: string;
+}
 
 export interface QuarantineInfo {
   reasons: string[];
   since: string;
 }
 
-export type LoadResult =
-  | { kind: 'open'; run: OpenRun }
+export type LoadResult<R extends OpenRun = OpenRun> =
+  | { kind: 'open'; run: R }
   | { kind: 'quarantined'; runId: string; createdAt: string; quarantine: QuarantineInfo }
   | { kind: 'missing' };
 
@@ -25,7 +58,7 @@ export type LoadResult =
  * promise; reads re-authenticate what they return). Callers serialize operations per run and pin
  * an open run between `load` and `release`.
  */
-export interface RunStorage {
+export interface RunStorage<R extends OpenRun = OpenRun> {
   readonly size: number;
   /** Why storage stopped accepting reads and writes (a failed commit-log write or sync), if it did. */
   readonly failure: Error | null;
@@ -34,27 +67,27 @@ export interface RunStorage {
   has(runId: string): boolean;
   /** Run IDs in creation order, for stable paging. */
   page(offset: number, limit: number): string[];
-  load(runId: string): Promise<LoadResult>;
+  load(runId: string): Promise<LoadResult<R>>;
   /**
    * A run's list summary as of its latest durable record, kept without the run open; null when
    * only opening the run can tell (quarantined, or not summarized since this start).
    */
   indexedSummary(runId: string): RunSummary | null;
-  release(run: OpenRun): void;
+  release(run: R): void;
   /**
    * The creation time for a new run's config: now, but later than every run created before it,
    * so creation order is the order of `createdAt` and survives a restart.
    */
   nextCreatedAt(): string;
   /** Creates a run; past the run ceiling it throws RunCeilingError and writes nothing. */
-  create(config: RunConfig): Promise<OpenRun>;
+  create(config: RunConfig): Promise<R>;
   /** Removes a run created for a first event that was then refused (nothing appended). */
-  discardUnused(run: OpenRun): Promise<void>;
+  discardUnused(run: R): Promise<void>;
   /** Fills a write-once config field; only before the run's first append. */
-  sealConfig(run: OpenRun, config: RunConfig): Promise<void>;
+  sealConfig(run: R, config: RunConfig): Promise<void>;
   /** The entry, a promise settled once it is durable, and the event's canonical JSON as stored. */
-  append(run: OpenRun, event: StoredEvent, claim: ArtifactClaim | null, seal?: RecordSeal | null): Appended;
-  read(run: OpenRun, from: number, to: number): Promise<JournalEntry[]>;
+  append(run: R, event: StoredEvent, claim: ArtifactClaim | null, seal?: RecordSeal | null): Appended;
+  read(run: R, from: number, to: number): Promise<JournalEntry[]>;
   quarantine(runId: string, reason: string): QuarantineInfo;
   /** Quarantines a completed run for drift and records it durably, so a restart keeps it. */
   quarantineForDrift(runId: string, reasons: string[]): Promise<void>;

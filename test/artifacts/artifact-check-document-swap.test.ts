@@ -7,7 +7,7 @@ import { DEFAULT_ARTIFACT_BY_NODE, NODE_IDS } from '../../src/contract/index.js'
 import { emptyState } from '../../src/contract/run-state.js';
 import { checkArtifacts, documentDrift } from '../../src/server/artifact-check.js';
 import type { BridgeContext } from '../../src/server/context.js';
-import type { OpenRun } from '../../src/storage/run-files.js';
+import type { OpenRun } from '../../src/storage/types.js';
 import { HashPool } from '../../src/workers/pool.js';
 
 /**
