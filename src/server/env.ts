@@ -10,6 +10,7 @@ import {
 import { isLoopbackHost, unbracketed } from '../contract/loopback.js';
 import { exportKeyId, parseExportKey } from '../storage/bundle-seal.js';
 import { StartupError } from '../storage/lease.js';
+import { parseDatabaseUrl } from '../storage/pg/url.js';
 import { adapterRootsFromEnv } from '../validators/adapter.js';
 import { EXPORT_KEY_NAME } from '../validators/child-environment.js';
 import { GitExecutableError, type ResolvedGit, resolveGit } from '../validators/git-executable.js';
@@ -43,6 +44,13 @@ export interface BridgeEnv {
   logLevel: LogLevel;
   /** The git the bridge and its validators run (HARNESS_GIT, or the first trusted one on PATH). */
   git: ResolvedGit;
+  /**
+   * HARNESS_DATABASE_URL: the PostgreSQL database that holds the runs, as given (it may carry a
+   * password: show it only through `redactDatabaseUrl`); null: the file store in dataDir.
+   */
+  databaseUrl: string | null;
+  /** HARNESS_DB_POOL: the most connections the PostgreSQL store's pool opens. */
+  dbPoolSize: number;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -56,7 +64,8 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
 
 /**
  * The environment checks, in the order docs/configuration.md "Startup refusals" gives: credentials,
- * loopback host, numeric ranges, the log level, the trust pin's presence and form, then git (startBridge then
+ * loopback host, numeric ranges, the log level, the database URL's form, the trust pin's presence
+ * and form, then git (startBridge then
  * checks the pin against the live and committed store, which asks that git). The first failure
  * is the one reported.
  */
@@ -93,10 +102,12 @@ export function readBridgeEnv(env: NodeJS.ProcessEnv = process.env): BridgeEnv {
     REHASH_TIMEOUT_MS.min,
     REHASH_TIMEOUT_MS.max,
   );
+  const dbPoolSize = integer(env, 'HARNESS_DB_POOL', 4, 1, 64);
   const logLevel = env['HARNESS_LOG_LEVEL'] || 'warn';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new StartupError(`HARNESS_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   }
+  const databaseUrl = parseDatabaseUrl(env['HARNESS_DATABASE_URL']);
   const rawPin = env['HARNESS_REVIEW_TRUST_SHA256'] ?? '';
   if (rawPin === '') throw new StartupError('HARNESS_REVIEW_TRUST_SHA256 is missing');
   const trustPin = canonicalTrustPin(rawPin);
@@ -131,6 +142,8 @@ export function readBridgeEnv(env: NodeJS.ProcessEnv = process.env): BridgeEnv {
     rehashTimeoutMs,
     logLevel: logLevel as LogLevel,
     git,
+    databaseUrl,
+    dbPoolSize,
   };
 }
 
