@@ -1,0 +1,176 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import {
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+
+const run = promisify(execFile);
+
+/** A throwaway PostgreSQL cluster of one test file: a server on a Unix socket only, one database. */
+export interface PgCluster {
+  /** postgresql://harness:PASSWORD@/harness_test?host=DIR: password (scram) auth over the socket. */
+  url: string;
+  /** The socket directory (and the cluster's whole temporary directory). */
+  dir: string;
+  user: string;
+  password: string;
+  database: string;
+  /** The URL with another password or database, for the refusals' tests. */
+  urlWith(change: { password?: string; database?: string }): string;
+  /** Stops the server (fast mode) and removes the directory; later calls do nothing. */
+  stop(): Promise<void>;
+}
+
+const USER = 'harness';
+const DATABASE = 'harness_test';
+
+/**
+ * The directory of initdb, pg_ctl and postgres: the newest /usr/lib/postgresql/<major>/bin
+ * (Debian's layout), else the PATH's. Null when there is none.
+ */
+export function pgBinDir(): string | null {
+  const debian = '/usr/lib/postgresql';
+  if (existsSync(debian)) {
+    const majors = readdirSync(debian)
+      .filter((v) => /^\d+$/.test(v) && existsSync(join(debian, v, 'bin', 'initdb')))
+      .sort((a, b) => Number(b) - Number(a));
+    if (majors[0] !== undefined) return join(debian, majors[0], 'bin');
+  }
+  for (const dir of (process.env['PATH'] ?? '').split(delimiter)) {
+    if (dir !== '' && existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl'))) return dir;
+  }
+  return null;
+}
+
+/** The uid and gid of the user PostgreSQL runs as when the tests run as root (it refuses root). */
+function postgresAccount(): { uid: number; gid: number } | null {
+  const line = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('postgres:'));
+  const fields = line?.split(':');
+  return fields === undefined ? null : { uid: Number(fields[2]), gid: Number(fields[3]) };
+}
+
+const asRoot = () => process.getuid?.() === 0;
+
+/**
+ * Why this machine cannot start a cluster (the message the PostgreSQL tests skip with), or null
+ * when it can.
+ */
+export function pgUnavailableReason(): string | null {
+  if (pgBinDir() === null) {
+    return 'PostgreSQL tests skipped: no initdb found (in /usr/lib/postgresql/*/bin or on PATH); install PostgreSQL (Debian: apt-get install postgresql) to run them';
+  }
+  if (asRoot() && postgresAccount() === null) {
+    return 'PostgreSQL tests skipped: the tests run as root, which PostgreSQL refuses, and there is no "postgres" user to run it as';
+  }
+  return null;
+}
+
+/**
+ * Starts a cluster for one test file: initdb into a fresh temporary directory (scram-sha-256
+ * password auth, a generated password), postgres listening only on a Unix socket in that directory
+ * (listen_addresses '', fsync on), and the database `harness_test`. As root, initdb and the
+ * server run as the `postgres` user (runuser), which owns the directory. Null when PostgreSQL is
+ * not installed (pgUnavailableReason says why). The cluster is stopped on process exit if the
+ * test did not stop it.
+ */
+export async function startPgCluster(): Promise<PgCluster | null> {
+  const bin = pgBinDir();
+  if (bin === null || pgUnavailableReason() !== null) return null;
+  const account = asRoot() ? postgresAccount() : null;
+  const as = (cmd: string, args: string[]): [string, string[]] =>
+    account === null
+      ? [join(bin, cmd), args]
+      : ['runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args]];
+  const dir = mkdtempSync(join(tmpdir(), 'harness-pg-'));
+  const data = join(dir, 'data');
+  const password = randomBytes(18).toString('base64url');
+  const pwfile = join(dir, 'pwfile');
+  writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
+  if (account !== null) {
+    chownSync(dir, account.uid, account.gid);
+    chownSync(pwfile, account.uid, account.gid);
+  }
+  let running = false;
+  const stopNow = () => {
+    if (running) {
+      running = false;
+      try {
+        execFileSync(...as('pg_ctl', ['stop', '-D', data, '-m', 'fast', '-w']), {
+          cwd: dir,
+          stdio: 'ignore',
+        });
+      } catch {
+        // Already gone: the directory is removed all the same.
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.on('exit', stopNow);
+  try {
+    const options = { cwd: dir, env: { ...process.env, LC_ALL: 'C' } };
+    // --no-sync: initdb's own flush of the new files, which a throwaway cluster does not need.
+    await run(
+      ...as('initdb', [
+        '-D',
+        data,
+        '-U',
+        USER,
+        `--pwfile=${pwfile}`,
+        '--auth=scram-sha-256',
+        '-E',
+        'UTF8',
+        '--no-sync',
+        '--no-instructions',
+      ]),
+      options,
+    );
+    rmSync(pwfile);
+    const serverOptions = `-c listen_addresses='' -c unix_socket_directories='${dir}' -c fsync=on -c synchronous_commit=on`;
+    running = true;
+    await run(
+      ...as('pg_ctl', ['start', '-D', data, '-w', '-l', join(dir, 'server.log'), '-o', serverOptions]),
+      options,
+    );
+    const urlWith = (change: { password?: string; database?: string }) =>
+      `postgresql://${USER}:${encodeURIComponent(change.password ?? password)}@/${change.database ?? DATABASE}?host=${encodeURIComponent(dir)}`;
+    const admin = new pg.Client({ connectionString: urlWith({ database: 'postgres' }) });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE DATABASE ${DATABASE}`);
+    } finally {
+      await admin.end();
+    }
+    return {
+      url: urlWith({}),
+      dir,
+      user: USER,
+      password,
+      database: DATABASE,
+      urlWith,
+      stop: async () => {
+        process.off('exit', stopNow);
+        if (running) {
+          running = false;
+          await run(...as('pg_ctl', ['stop', '-D', data, '-m', 'fast', '-w']), options);
+        }
+        stopNow();
+      },
+    };
+  } catch (err) {
+    process.off('exit', stopNow);
+    stopNow();
+    throw err;
+  }
+}
