@@ -77,9 +77,45 @@ export function pgUnavailableReason(): string | null {
   return null;
 }
 
+type Runner = (cmd: string, args: string[]) => [string, string[]];
+
+/** A new temporary directory, owned by the server's user when that is not this process's. */
+function ownedTempDir(prefix: string, account: { uid: number; gid: number } | null): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  if (account !== null) chownSync(dir, account.uid, account.gid);
+  return dir;
+}
+
 /**
- * Starts a cluster for one test file: initdb into a fresh temporary directory (scram-sha-256
- * password auth, a generated password), postgres listening only on a Unix socket in that directory
+ * The data directory initdb made for this process (scram-sha-256 password auth for USER, with a
+ * password generated for the process), which each cluster starts from a copy of: initdb is most
+ * of a cluster's start, and a copy of its output is the same fresh cluster. Removed on exit.
+ */
+let template: Promise<{ data: string; password: string }> | null = null;
+function initdbOnce(as: Runner, account: { uid: number; gid: number } | null) {
+  template ??= (async () => {
+    const dir = ownedTempDir('harness-pg-template-', account);
+    process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+    const password = randomBytes(18).toString('base64url');
+    const pwfile = join(dir, 'pwfile');
+    writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
+    if (account !== null) chownSync(pwfile, account.uid, account.gid);
+    const data = join(dir, 'data');
+    // --no-sync: initdb's own flush of the new files, which a throwaway cluster does not need.
+    const args = ['-D', data, '-U', USER, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '-E', 'UTF8'];
+    await run(...as('initdb', [...args, '--no-sync', '--no-instructions']), {
+      cwd: dir,
+      env: { ...process.env, LC_ALL: 'C' },
+    });
+    rmSync(pwfile);
+    return { data, password };
+  })();
+  return template;
+}
+
+/**
+ * Starts a cluster for one test file: a fresh initdb'd data directory (initdbOnce) in a new
+ * temporary directory, postgres listening only on a Unix socket in that directory
  * (listen_addresses '', fsync on), and the database `harness_test`. As root, initdb and the
  * server run as the `postgres` user (runuser), which owns the directory. Null when PostgreSQL is
  * not installed (pgUnavailableReason says why). The cluster is stopped on process exit if the
@@ -89,19 +125,13 @@ export async function startPgCluster(): Promise<PgCluster | null> {
   const bin = pgBinDir();
   if (bin === null || pgUnavailableReason() !== null) return null;
   const account = asRoot() ? postgresAccount() : null;
-  const as = (cmd: string, args: string[]): [string, string[]] =>
+  const as: Runner = (cmd, args) =>
     account === null
       ? [join(bin, cmd), args]
       : ['runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args]];
-  const dir = mkdtempSync(join(tmpdir(), 'harness-pg-'));
+  const { data: initial, password } = await initdbOnce(as, account);
+  const dir = ownedTempDir('harness-pg-', account);
   const data = join(dir, 'data');
-  const password = randomBytes(18).toString('base64url');
-  const pwfile = join(dir, 'pwfile');
-  writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
-  if (account !== null) {
-    chownSync(dir, account.uid, account.gid);
-    chownSync(pwfile, account.uid, account.gid);
-  }
   let running = false;
   const stopNow = () => {
     if (running) {
@@ -120,23 +150,8 @@ export async function startPgCluster(): Promise<PgCluster | null> {
   process.on('exit', stopNow);
   try {
     const options = { cwd: dir, env: { ...process.env, LC_ALL: 'C' } };
-    // --no-sync: initdb's own flush of the new files, which a throwaway cluster does not need.
-    await run(
-      ...as('initdb', [
-        '-D',
-        data,
-        '-U',
-        USER,
-        `--pwfile=${pwfile}`,
-        '--auth=scram-sha-256',
-        '-E',
-        'UTF8',
-        '--no-sync',
-        '--no-instructions',
-      ]),
-      options,
-    );
-    rmSync(pwfile);
+    // -a keeps the owner (postgres) and the 0700 mode the server insists on.
+    await run('cp', ['-a', initial, data]);
     const serverOptions = `-c listen_addresses='' -c unix_socket_directories='${dir}' -c fsync=on -c synchronous_commit=on`;
     running = true;
     await run(
