@@ -102,6 +102,19 @@ async function databaseTests(cluster: PgCluster): Promise<void> {
     ]);
   }
 
+  t.test('the throwaway cluster listens on its socket only, with fsync on', async (t) => {
+    const settings = await sql(
+      cluster.database,
+      "SELECT name, setting FROM pg_settings WHERE name IN ('fsync', 'listen_addresses', 'unix_socket_directories', 'password_encryption') ORDER BY name",
+    );
+    t.same(settings, [
+      { name: 'fsync', setting: 'on' },
+      { name: 'listen_addresses', setting: '' },
+      { name: 'password_encryption', setting: 'scram-sha-256' },
+      { name: 'unix_socket_directories', setting: cluster.dir },
+    ]);
+  });
+
   t.test('the build ships every migration, numbered without a gap', async (t) => {
     const source = fileURLToPath(new URL('../../../src/storage/pg/migrations/', import.meta.url));
     t.same(
