@@ -101,7 +101,7 @@ export async function createRun(
     problems.push(...modeSourceProblems(body.runMode, body.eventSource));
   if (problems.length > 0)
     throw new BridgeError('run_creation_contract_violation', 'the run violates the contract', problems);
-  const loaded = await ctx.store.load(body.id);
+  const loaded = await ctx.store.load(body.id, 'write');
   if (loaded.kind === 'quarantined')
     throw new BridgeError('run_quarantined', 'the run is quarantined', loaded.quarantine.reasons);
   const metadata: RunConfig['metadata'] = {};

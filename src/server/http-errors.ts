@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { BridgeError, type ErrorCode, errorBody, PROBLEMS_MAX_BYTES } from '../contract/index.js';
+import { StoreUnavailable } from '../storage/pg/journal.js';
 import { RunIntegrityError } from '../storage/run-files.js';
 import { RunCeilingError } from '../storage/run-index.js';
 import { StorageFailure } from '../storage/storage-failure.js';
@@ -37,6 +38,12 @@ export function toBridgeError(err: FastifyError, bodyCode: ErrorCode): BridgeErr
   // durable is refused as a request arriving now is, never acknowledged, and its retry reaches
   // the restarted bridge.
   if (err instanceof StorageFailure) return shuttingDown();
+  // The PostgreSQL store could not reach or commit to its database: nothing was acknowledged,
+  // and the bridge goes on (the retry lands once the database is back).
+  if (err instanceof StoreUnavailable)
+    return new BridgeError('bridge_busy', 'the run store is unavailable; retry shortly', [], {
+      'retry-after': '1',
+    });
   // Authentication failed while serving the request; the store has quarantined the run.
   if (err instanceof RunIntegrityError)
     return new BridgeError('run_quarantined', 'the run is quarantined', [err.message]);

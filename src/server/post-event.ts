@@ -71,7 +71,7 @@ export async function postEvent(
   incoming: RunEvent,
   humanHeader: string | undefined,
 ): Promise<Accepted> {
-  let loaded = await ctx.store.load(runId);
+  let loaded = await ctx.store.load(runId, 'write');
   if (loaded.kind === 'quarantined')
     throw new BridgeError('run_quarantined', 'the run is quarantined', loaded.quarantine.reasons);
   const creating = loaded.kind === 'missing';

@@ -60,6 +60,7 @@ export async function listRuns(
 ): Promise<{ runs: RunSummary[]; page: Page }> {
   // Storage that failed answers nothing it may not have stored (as every read of a run does then).
   if (ctx.store.failure) throw ctx.store.failure;
+  await ctx.store.refresh?.();
   const ids = ctx.store.page(offset, limit);
   const all = await Promise.all(ids.map((id) => summaryOf(ctx, id)));
   const runs = all.filter((r): r is RunSummary => r !== null);

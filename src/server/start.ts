@@ -4,8 +4,11 @@ import type { FastifyInstance } from 'fastify';
 import { SHUTDOWN_GRACE_MS } from '../contract/index.js';
 import { checkLayout } from '../storage/layout.js';
 import { acquireLease, acquireMutex, type Lease, LeaseLostError, StartupError } from '../storage/lease.js';
+import type { Database } from '../storage/pg/database.js';
+import { databaseUrlSecrets } from '../storage/pg/url.js';
 import { RUN_INDEX_FILE, readIndexFile } from '../storage/run-index-file.js';
 import { type QuarantineKind, RunStore, type StoreOptions } from '../storage/store.js';
+import type { RunStorage } from '../storage/types.js';
 import type { ResolvedAdapter } from '../validators/adapter.js';
 import { withholdFromChildren } from '../validators/child-environment.js';
 import { readCommittedAdapter } from '../validators/committed-adapter.js';
@@ -129,6 +132,7 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
     env.accessToken,
     env.humanToken,
     ...(env.exportKey === null ? [] : [env.exportKey.text]),
+    ...databaseUrlSecrets(env.databaseUrl),
   ]);
   if (env.git.skipped.length > 0)
     opts.log?.(`git is ${env.git.path}; passed over ${env.git.skipped.join(', ')}`);
@@ -153,7 +157,8 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
   });
   const releaseMutex = await acquireMutex(env.dataDir);
   let lease: Lease | null = null;
-  let store: RunStore;
+  let store: RunStorage;
+  let database: Database | null = null;
   // The first reason to stop wins; the bridge closes itself once (below).
   let stopFor: (why: SelfStop) => void = () => {};
   const stopping = new Promise<SelfStop>((resolve) => {
@@ -168,39 +173,36 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
         }),
       ...(opts.leaseRenewMs === undefined ? {} : { renewMs: opts.leaseRenewMs }),
     });
-    // The run index first: the layout check then reads only the run directories it lacks.
-    const runIndex = await readIndexFile(join(env.dataDir, RUN_INDEX_FILE), env.integrityKey, env.trustPin);
-    const { configs, listing } = await checkLayout(
-      env.dataDir,
-      env.integrityKey,
-      env.trustPin,
-      opts.storage?.maxRuns,
-      runIndex.kind === 'read' ? runIndex.dirs : undefined,
-    );
-    // Replaying the commit log is recovery: it runs under the mutex, so a crash in the middle
-    // leaves the mutex behind for an operator to see rather than a half-recovered directory.
-    store = await RunStore.open({
-      dataDir: env.dataDir,
+    const storeOptions = {
       integrityKey: env.integrityKey,
       trustPin: env.trustPin,
-      configs,
-      listing,
-      runIndex,
-      fence: lease.fence,
-      // A lease lost fails the log too; the lease's own report (onLost) names the new holder.
-      onFailure: (err) => {
-        if (!(err instanceof LeaseLostError))
-          stopFor({ cause: 'storage', message: `storage failed: ${err.message}` });
-      },
-      onBatch: (records) => metrics.batchDurable(records),
-      onQuarantine: (runId, kind) => {
+      onBatch: (records: number) => metrics.batchDurable(records),
+      onQuarantine: (runId: string, kind: QuarantineKind) => {
         metrics.quarantined(kind);
         onQuarantine(runId, kind);
       },
       ...(opts.log ? { log: opts.log } : {}),
       ...opts.storage,
-    });
+    };
+    if (env.databaseUrl !== null) {
+      // Loaded only for a bridge that uses it: the file store's startup never reads pg.
+      const [{ openDatabase }, { PgRunStore }] = await Promise.all([
+        import('../storage/pg/database.js'),
+        import('../storage/pg/store.js'),
+      ]);
+      database = await openDatabase({
+        url: env.databaseUrl,
+        poolSize: env.dbPoolSize,
+        log: opts.log ?? (() => {}),
+      });
+      store = await PgRunStore.open({ pool: database.pool, ...storeOptions }).catch((err: Error) => {
+        throw new StartupError(`HARNESS_DATABASE_URL: the runs cannot be read: ${err.message}`);
+      });
+    } else {
+      store = await openFileStore(env, lease, storeOptions, (why) => stopFor(why));
+    }
   } catch (err) {
+    await database?.close();
     await lease?.release();
     throw err;
   } finally {
@@ -235,6 +237,7 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
           env.humanToken,
           env.integrityKey.toString('utf8'),
           ...(env.exportKey === null ? [] : [env.exportKey.text]),
+          ...databaseUrlSecrets(env.databaseUrl),
         ],
         opts.logTo,
       )
@@ -246,6 +249,7 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
   } catch (err) {
     await hashPool.close();
     await store.close();
+    await database?.close();
     await lease.release();
     throw new StartupError(
       `HARNESS_BRIDGE_PORT ${env.port} cannot be bound on ${env.host}: ${(err as Error).message}`,
@@ -269,6 +273,7 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
         await drainWithin(ctx.queue, opts.shutdownGraceMs ?? SHUTDOWN_GRACE_MS);
         await app.close();
         await store.close();
+        await database?.close();
         await hashPool.close();
       } finally {
         // Even when closing the store failed: this process writes nothing more, and a lease left
@@ -290,4 +295,40 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
     return why;
   });
   return { app, ctx, url, close, stopped };
+}
+
+/**
+ * The file store under HARNESS_DATA_DIR: the run index, the layout check (legacy layouts, the
+ * sealed pin), then the commit log's replay (recovery, under the mutex the caller holds).
+ */
+async function openFileStore(
+  env: BridgeEnv,
+  lease: Lease,
+  options: Omit<StoreOptions, 'dataDir' | 'configs' | 'listing' | 'runIndex' | 'fence' | 'onFailure'>,
+  stopFor: (why: SelfStop) => void,
+): Promise<RunStore> {
+  // The run index first: the layout check then reads only the run directories it lacks.
+  const runIndex = await readIndexFile(join(env.dataDir, RUN_INDEX_FILE), env.integrityKey, env.trustPin);
+  const { configs, listing } = await checkLayout(
+    env.dataDir,
+    env.integrityKey,
+    env.trustPin,
+    options.maxRuns,
+    runIndex.kind === 'read' ? runIndex.dirs : undefined,
+  );
+  // Replaying the commit log is recovery: it runs under the mutex, so a crash in the middle
+  // leaves the mutex behind for an operator to see rather than a half-recovered directory.
+  return RunStore.open({
+    ...options,
+    dataDir: env.dataDir,
+    configs,
+    listing,
+    runIndex,
+    fence: lease.fence,
+    // A lease lost fails the log too; the lease's own report (onLost) names the new holder.
+    onFailure: (err) => {
+      if (!(err instanceof LeaseLostError))
+        stopFor({ cause: 'storage', message: `storage failed: ${err.message}` });
+    },
+  });
 }

@@ -10,7 +10,8 @@ export type MacDomain =
   | 'harness.run-config.v1'
   | 'harness.snapshot.v1'
   | 'harness.snapshot.v2'
-  | 'harness.human-token.v1';
+  | 'harness.human-token.v1'
+  | 'harness.pg-head.v1';
 
 export function canonicalBytes(value: unknown): string {
   const text = canonicalJson(value);

@@ -11,7 +11,7 @@ import { scanJournal } from './journal-scan.js';
 import { mac, macEqual } from './mac.js';
 import { LinkedFileError } from './no-follow.js';
 import { type RunPaths, runDirName } from './paths.js';
-import { parseSealed, readSealed, writeSealed } from './sealed-file.js';
+import { parseSealed, readSealed, sealText, writeSealed } from './sealed-file.js';
 import { readSnapshot, type SnapshotRead } from './snapshot.js';
 import type { OpenRun } from './types.js';
 
@@ -45,6 +45,11 @@ export function configMac(key: Buffer, config: RunConfig): string {
 
 export function writeConfig(path: string, key: Buffer, config: RunConfig): Promise<void> {
   return writeSealed(path, key, CONFIG_DOMAIN, config, CONFIG_MAX_BYTES);
+}
+
+/** run-config.json's text, as `writeConfig` writes it. */
+export function configText(key: Buffer, config: RunConfig): string {
+  return sealText(key, CONFIG_DOMAIN, config, CONFIG_MAX_BYTES);
 }
 
 const tmpRunDir = (dataDir: string, runId: string): string =>

@@ -1,5 +1,6 @@
+import type { RunSummary } from '../contract/index.js';
 import type { IndexFile } from './run-index-file.js';
-import { packSummary, runSummary } from './run-summary.js';
+import { packSummary, runSummary, unpackSummary } from './run-summary.js';
 import { type IndexedRun, RunTable } from './run-table.js';
 import type { OpenRun } from './types.js';
 
@@ -188,6 +189,13 @@ export class RunIndex {
   forgetSummary(runId: string): void {
     const slot = this.table.slotOf(runId);
     if (slot !== undefined) this.table.setSummary(slot, null);
+  }
+
+  /** The run's list summary, null when none is known (it must be read from the run). */
+  summaryOf(runId: string): RunSummary | null {
+    const slot = this.table.slotOf(runId);
+    const packed = slot === undefined ? null : this.table.summary(slot);
+    return packed === null ? null : unpackSummary(runId, this.table.createdAt(slot!), packed);
   }
 
   /** The run's packed summary (run-summary.ts), null when none is known. */

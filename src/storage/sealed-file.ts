@@ -21,10 +21,15 @@ export async function writeSealed(
   body: object,
   maxBytes: number,
 ): Promise<void> {
+  await atomicWrite(path, sealText(key, domain, body, maxBytes));
+}
+
+/** A sealed document's text, as `writeSealed` writes it (the PostgreSQL store keeps it in a row). */
+export function sealText(key: Buffer, domain: MacDomain, body: object, maxBytes: number): string {
   const text = `${JSON.stringify({ ...body, mac: mac(key, domain, body) })}\n`;
   if (Buffer.byteLength(text) > maxBytes)
     throw new SealCeilingError(`${domain} file would exceed its ceiling`);
-  await atomicWrite(path, text);
+  return text;
 }
 
 /** Reads and authenticates a sealed file; `unsigned` tells a pre-v0.8 file from a tampered one. */

@@ -24,8 +24,9 @@ import { type Appended, JournalWriter } from './journal.js';
 import { JournalAuthError } from './journal-record.js';
 import type { ScanResult } from './journal-scan.js';
 import type { LayoutConfigs, RunDirListing } from './layout.js';
+import { trimOpenRuns } from './open-runs.js';
 import { runPaths } from './paths.js';
-import { QuarantineReasons } from './quarantine.js';
+import { type QuarantineKind, Quarantines } from './quarantine.js';
 import { EPOCH, startupRuns } from './run-attribution.js';
 import {
   configMac,
@@ -38,7 +39,6 @@ import {
 } from './run-files.js';
 import { RunIndex, unreadEntry } from './run-index.js';
 import { IndexFile, type IndexRead, RUN_INDEX_FILE, readIndexFile } from './run-index-file.js';
-import { unpackSummary } from './run-summary.js';
 import { SNAPSHOT_SCHEMA, writeSnapshot } from './snapshot.js';
 import { rethrowAs } from './storage-failure.js';
 import type { LoadResult, QuarantineInfo, RunStorage } from './types.js';
@@ -93,13 +93,7 @@ export interface StoreOptions {
   onQuarantine?: (runId: string, kind: QuarantineKind) => void;
 }
 
-/**
- * Why a run was quarantined, in a closed vocabulary (the reasons themselves are free text naming
- * files): a config, snapshot or journal that failed authentication when the run was listed or
- * opened, a journal page that failed it on a later read, a run directory no authentic config
- * attributes to the run, or a completed run's artifacts drifting.
- */
-export type QuarantineKind = 'integrity' | 'journal_read' | 'orphan_directory' | 'drift';
+export type { QuarantineKind } from './quarantine.js';
 
 /**
  * The run store: an index of runs in creation order, a bounded cache of open, verified runs, and
@@ -110,7 +104,7 @@ export type QuarantineKind = 'integrity' | 'journal_read' | 'orphan_directory' |
 export class RunStore implements RunStorage<FileRun> {
   private readonly index: RunIndex;
   private readonly cache = new Map<string, FileRun>();
-  private readonly quarantined = new Map<string, QuarantineReasons>();
+  private readonly quarantined: Quarantines;
   private readonly background = new Set<Promise<void>>();
   /** Each open run's latest snapshot write: a run's writes follow one another, and its close waits. */
   private readonly snapshots = new WeakMap<FileRun, Promise<void>>();
@@ -133,6 +127,7 @@ export class RunStore implements RunStorage<FileRun> {
     this.cacheSize = opts.cacheSize ?? OPEN_RUN_CACHE;
     this.index = new RunIndex(opts.maxRuns ?? RUN_DIRECTORY_MAX);
     this.log = opts.log ?? (() => {});
+    this.quarantined = new Quarantines(this.log, opts.onQuarantine);
   }
 
   /** Replays the commit log, then indexes the runs (startup has already refused legacy layouts). */
@@ -202,9 +197,7 @@ export class RunStore implements RunStorage<FileRun> {
    * must be read from the run (quarantined, or not summarized since this start).
    */
   indexedSummary(runId: string): RunSummary | null {
-    if (this.quarantined.has(runId)) return null;
-    const packed = this.index.summary(runId);
-    return packed === null ? null : unpackSummary(runId, this.index.createdAt(runId)!, packed);
+    return this.quarantined.has(runId) ? null : this.index.summaryOf(runId);
   }
 
   nextCreatedAt(): string {
@@ -229,17 +222,10 @@ export class RunStore implements RunStorage<FileRun> {
   }
 
   quarantine(runId: string, reason: string, kind: QuarantineKind = 'integrity'): QuarantineInfo {
-    let q = this.quarantined.get(runId);
-    if (!q) {
-      q = new QuarantineReasons();
-      this.quarantined.set(runId, q);
-      this.opts.onQuarantine?.(runId, kind);
-    }
-    const added = q.add(reason);
+    const info = this.quarantined.add(runId, reason, kind);
     const cached = this.cache.get(runId);
     if (cached && cached.pins === 0) this.evict(cached);
-    if (added === 'kept') this.log(`run ${runId} quarantined: ${reason}`);
-    return q.info;
+    return info;
   }
 
   /**
@@ -250,7 +236,7 @@ export class RunStore implements RunStorage<FileRun> {
     for (const reason of reasons) this.quarantine(runId, reason, 'drift');
     const createdAt = this.index.createdAt(runId);
     if (reasons.length === 0 || createdAt === undefined) return;
-    const kept = this.quarantined.get(runId)?.info.reasons ?? [];
+    const kept = this.quarantined.of(runId)?.reasons ?? [];
     try {
       this.requireLease();
       await appendDriftQuarantines(
@@ -264,7 +250,7 @@ export class RunStore implements RunStorage<FileRun> {
   }
 
   quarantineOf(runId: string): QuarantineInfo | undefined {
-    return this.quarantined.get(runId)?.info;
+    return this.quarantined.of(runId);
   }
 
   /** Opens (or finds cached) a run and pins it; the caller must `release` it. */
@@ -272,8 +258,8 @@ export class RunStore implements RunStorage<FileRun> {
     if (this.failure) throw this.failure;
     const entry = this.index.get(runId);
     if (!entry) return { kind: 'missing' };
-    const q = this.quarantined.get(runId);
-    if (q) return { kind: 'quarantined', runId, createdAt: entry.createdAt, quarantine: q.info };
+    const q = this.quarantined.of(runId);
+    if (q) return { kind: 'quarantined', runId, createdAt: entry.createdAt, quarantine: q };
     let run = this.cache.get(runId);
     if (run?.journal.broken) {
       this.evict(run);
@@ -465,11 +451,7 @@ export class RunStore implements RunStorage<FileRun> {
   }
 
   private trimCache(): void {
-    if (this.cache.size <= this.cacheSize) return;
-    for (const run of this.cache.values()) {
-      if (this.cache.size <= this.cacheSize) break;
-      if (run.pins === 0) this.evict(run);
-    }
+    trimOpenRuns(this.cache, this.cacheSize, (run) => this.evict(run));
   }
 
   /**

@@ -65,9 +65,19 @@ export interface RunStorage<R extends OpenRun = OpenRun> {
   /** The byte ceilings on each run's journal and snapshot, and the most runs storage holds. */
   readonly ceilings: { journalMaxBytes: number; snapshotMaxBytes: number; maxRuns: number };
   has(runId: string): boolean;
+  /**
+   * Brings the list of runs up to date before a page of it is read, where other writers can add
+   * runs (several bridges sharing a database); the file store, whose data directory only its own
+   * bridge writes, has none.
+   */
+  refresh?(): Promise<void>;
   /** Run IDs in creation order, for stable paging. */
   page(offset: number, limit: number): string[];
-  load(runId: string): Promise<LoadResult<R>>;
+  /**
+   * Opens a run and pins it (`release` unpins it). `write`: the caller may append to it, so a
+   * store shared by several bridges first makes this one the run's only writer.
+   */
+  load(runId: string, intent?: 'read' | 'write'): Promise<LoadResult<R>>;
   /**
    * A run's list summary as of its latest durable record, kept without the run open; null when
    * only opening the run can tell (quarantined, or not summarized since this start).

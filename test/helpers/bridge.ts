@@ -7,6 +7,7 @@ import { finishLineGateFactory } from '../../src/cli/bridge.js';
 import { type RunningBridge, type StartOptions, startBridge } from '../../src/server/start.js';
 import { trustStoreDigest } from '../../src/server/trust-pin.js';
 import { runPaths } from '../../src/storage/paths.js';
+import { configRow, freshSchema, journalRows, suiteDatabase } from './pg-store.js';
 import { copyOfRepository } from './repository-template.js';
 
 export interface TestEnv {
@@ -66,7 +67,12 @@ export async function makeTrustRepo(
   return trustStoreDigest(text);
 }
 
-export async function makeTestEnv(): Promise<TestEnv> {
+/** `database`: a PostgreSQL database whose fresh schema holds the runs (default: the suite's, else none). */
+export async function makeTestEnv({
+  database = suiteDatabase(),
+}: {
+  database?: string;
+} = {}): Promise<TestEnv> {
   const dir = await mkdtemp(join(tmpdir(), 'harness-test-'));
   const repo = join(dir, 'repo');
   const dataDir = join(dir, 'data');
@@ -90,6 +96,7 @@ export async function makeTestEnv(): Promise<TestEnv> {
       HARNESS_DATA_DIR: dataDir,
       HARNESS_BRIDGE_PORT: '0',
       HARNESS_WORKERS: '1',
+      ...(database === undefined ? {} : { HARNESS_DATABASE_URL: await freshSchema(database) }),
     },
   };
 }
@@ -105,6 +112,8 @@ export interface TestBridge extends RunningBridge {
     token?: string | null,
   ) => Promise<{ status: number; body: Record<string, any>; headers: Headers }>;
   journal: (runId: string) => Promise<Buffer>;
+  /** The run's sealed config as stored (run-config.json's bytes, or its row's text). */
+  config: (runId: string) => Promise<Buffer>;
 }
 
 /** `realGate`: the finish-line gate exactly as `harness bridge` wires it (validator children). */
@@ -134,9 +143,14 @@ export async function startTestBridge(
     }
     return { status: res.status, body: parsed, headers: res.headers };
   };
+  const url = te.env['HARNESS_DATABASE_URL'];
   const journal = (runId: string) =>
-    readFile(runPaths(te.dataDir, runId).journal).catch(() => Buffer.alloc(0));
-  return { ...bridge, t: te, req, journal };
+    url === undefined
+      ? readFile(runPaths(te.dataDir, runId).journal).catch(() => Buffer.alloc(0))
+      : journalRows(url, runId);
+  const config = (runId: string) =>
+    url === undefined ? readFile(runPaths(te.dataDir, runId).config) : configRow(url, runId);
+  return { ...bridge, t: te, req, journal, config };
 }
 
 /** Starts a bridge that is expected to refuse: the error it throws, or null (closed) if it started. */

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import t from 'tap';
 
 const run = promisify(execFile);
 
@@ -29,6 +30,10 @@ export interface PgCluster {
   urlWith(change: { password?: string; database?: string }): string;
   /** Stops the server (fast mode) and removes the directory; later calls do nothing. */
   stop(): Promise<void>;
+  /** Stops the server only (fast mode: open connections are cut), keeping its data. */
+  stopServer(): Promise<void>;
+  /** Starts the server stopped by `stopServer` again, on the same socket and data. */
+  startServer(): Promise<void>;
 }
 
 const USER = 'harness';
@@ -153,11 +158,19 @@ export async function startPgCluster(): Promise<PgCluster | null> {
     // -a keeps the owner (postgres) and the 0700 mode the server insists on.
     await run('cp', ['-a', initial, data]);
     const serverOptions = `-c listen_addresses='' -c unix_socket_directories='${dir}' -c fsync=on -c synchronous_commit=on`;
-    running = true;
-    await run(
-      ...as('pg_ctl', ['start', '-D', data, '-w', '-l', join(dir, 'server.log'), '-o', serverOptions]),
-      options,
-    );
+    const startServer = async () => {
+      running = true;
+      await run(
+        ...as('pg_ctl', ['start', '-D', data, '-w', '-l', join(dir, 'server.log'), '-o', serverOptions]),
+        options,
+      );
+    };
+    const stopServer = async () => {
+      if (!running) return;
+      running = false;
+      await run(...as('pg_ctl', ['stop', '-D', data, '-m', 'fast', '-w']), options);
+    };
+    await startServer();
     const urlWith = (change: { password?: string; database?: string }) =>
       `postgresql://${USER}:${encodeURIComponent(change.password ?? password)}@/${change.database ?? DATABASE}?host=${encodeURIComponent(dir)}`;
     const admin = new pg.Client({ connectionString: urlWith({ database: 'postgres' }) });
@@ -176,16 +189,33 @@ export async function startPgCluster(): Promise<PgCluster | null> {
       urlWith,
       stop: async () => {
         process.off('exit', stopNow);
-        if (running) {
-          running = false;
-          await run(...as('pg_ctl', ['stop', '-D', data, '-m', 'fast', '-w']), options);
-        }
+        await stopServer();
         stopNow();
       },
+      stopServer,
+      startServer,
     };
   } catch (err) {
     process.off('exit', stopNow);
     stopNow();
     throw err;
   }
+}
+
+/**
+ * The cluster of a test file that needs PostgreSQL, stopped when the file ends; null on a machine
+ * that cannot start one, after saying so loudly (on stderr, which npm test shows, and as a tap
+ * SKIP named `what`).
+ */
+export async function clusterOrSkip(what: string): Promise<PgCluster | null> {
+  const unavailable = pgUnavailableReason();
+  const cluster = unavailable === null ? await startPgCluster() : null;
+  if (cluster === null) {
+    const why = unavailable ?? 'PostgreSQL tests skipped: the cluster did not start';
+    process.stderr.write(`\n*** ${why} ***\n\n`);
+    t.test(what, { skip: why }, () => {});
+    return null;
+  }
+  t.teardown(() => cluster.stop());
+  return cluster;
 }

@@ -19,14 +19,13 @@ import t from 'tap';
  * A directory of test files without its runner would never run, so each runner first checks that
  * every directory beside it (but helpers) has one.
  */
-export function runGroup(runner: string): void {
+export function runGroup(runner: string, group = basename(runner, '.test.js')): void {
   const root = dirname(runner);
   for (const entry of readdirSync(root, { withFileTypes: true })) {
     if (entry.isDirectory() && entry.name !== 'helpers' && !existsSync(join(root, `${entry.name}.test.js`))) {
       throw new Error(`test/${entry.name}/ has no runner test/${entry.name}.test.ts, so tap never runs it`);
     }
   }
-  const group = basename(runner, '.test.js');
   const dir = join(root, group);
   const files = readdirSync(dir, { withFileTypes: true });
   const nested = files.find((f) => f.isDirectory());

@@ -10,6 +10,7 @@ import {
 import { runPaths } from '../../src/storage/paths.js';
 import { cleanup, ev, makeTestEnv, startTestBridge, type TestBridge } from '../helpers/bridge.js';
 import { expectRejected } from '../helpers/expect.js';
+import { fileStoreOnly } from '../helpers/pg-store.js';
 
 /**
  * An open run keeps every approval's owner and scope in memory (the state and the pending index),
@@ -88,52 +89,56 @@ t.test('an approval past the ceiling: 409 run_history_full, nothing stored', asy
   t.equal((await b.req('GET', '/health')).body.limits.approvalTextMaxBytes, APPROVAL_TEXT_MAX_BYTES);
 });
 
-t.test('a journal holding more than the ceiling still opens, from the journal and a snapshot', async (t) => {
-  const te = await makeTestEnv();
-  let open: TestBridge | null = await startTestBridge(te);
-  t.teardown(async () => {
-    await open?.close();
-    await rm(te.dir, { recursive: true, force: true });
-  });
-  const b = open;
-  t.equal((await b.req('POST', '/runs/old/events', ev({ type: 'run.created' }))).status, 201);
-  // Records as a bridge without the ceiling wrote them: appended past the API's rules.
-  const loaded = await b.ctx.store.load('old');
-  if (loaded.kind !== 'open') throw new Error('not open');
-  const over = FIT + 10;
-  let durable: Promise<void> = Promise.resolve();
-  for (let i = 0; i < over; i++) {
-    const event = { ...request(i), id: randomUUID(), ts: new Date().toISOString() } as StoredEvent;
-    durable = b.ctx.store.append(loaded.run, event, null).durable;
-  }
-  await durable;
-  b.ctx.store.release(loaded.run);
-  await b.close();
-  open = null;
-  // No snapshot: the whole journal is replayed.
-  await rm(runPaths(te.dataDir, 'old').snapshot, { force: true });
-
-  const snapshot = runPaths(te.dataDir, 'old').snapshot;
-  for (const from of ['the journal', 'a snapshot']) {
-    const exists = await stat(snapshot).then(
-      () => true,
-      () => false,
-    );
-    t.equal(exists, from === 'a snapshot', `run.json ${exists ? 'is' : 'is not'} there`);
-    const b2 = await startTestBridge(te);
-    open = b2;
-    const view = await b2.req('GET', '/runs/old?eventLimit=1');
-    t.equal(view.status, 200, `opened from ${from}`);
-    t.equal(view.body.run.pendingApprovals, over, `every approval replayed from ${from}`);
-    await expectRejected(
-      t,
-      b2,
-      'old',
-      () => b2.req('POST', '/runs/old/events', request(over)),
-      409,
-      'run_history_full',
-    );
-    await b2.close(); // writes run.json: the second round opens from it
+t.test(
+  'a journal holding more than the ceiling still opens, from the journal and a snapshot',
+  fileStoreOnly('run.json snapshots'),
+  async (t) => {
+    const te = await makeTestEnv();
+    let open: TestBridge | null = await startTestBridge(te);
+    t.teardown(async () => {
+      await open?.close();
+      await rm(te.dir, { recursive: true, force: true });
+    });
+    const b = open;
+    t.equal((await b.req('POST', '/runs/old/events', ev({ type: 'run.created' }))).status, 201);
+    // Records as a bridge without the ceiling wrote them: appended past the API's rules.
+    const loaded = await b.ctx.store.load('old');
+    if (loaded.kind !== 'open') throw new Error('not open');
+    const over = FIT + 10;
+    let durable: Promise<void> = Promise.resolve();
+    for (let i = 0; i < over; i++) {
+      const event = { ...request(i), id: randomUUID(), ts: new Date().toISOString() } as StoredEvent;
+      durable = b.ctx.store.append(loaded.run, event, null).durable;
+    }
+    await durable;
+    b.ctx.store.release(loaded.run);
+    await b.close();
     open = null;
-  }
-});
+    // No snapshot: the whole journal is replayed.
+    await rm(runPaths(te.dataDir, 'old').snapshot, { force: true });
+
+    const snapshot = runPaths(te.dataDir, 'old').snapshot;
+    for (const from of ['the journal', 'a snapshot']) {
+      const exists = await stat(snapshot).then(
+        () => true,
+        () => false,
+      );
+      t.equal(exists, from === 'a snapshot', `run.json ${exists ? 'is' : 'is not'} there`);
+      const b2 = await startTestBridge(te);
+      open = b2;
+      const view = await b2.req('GET', '/runs/old?eventLimit=1');
+      t.equal(view.status, 200, `opened from ${from}`);
+      t.equal(view.body.run.pendingApprovals, over, `every approval replayed from ${from}`);
+      await expectRejected(
+        t,
+        b2,
+        'old',
+        () => b2.req('POST', '/runs/old/events', request(over)),
+        409,
+        'run_history_full',
+      );
+      await b2.close(); // writes run.json: the second round opens from it
+      open = null;
+    }
+  },
+);

@@ -1,6 +1,5 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import t from 'tap';
-import { runPaths } from '../../src/storage/paths.js';
 import { cleanup, ev, startTestBridge } from '../helpers/bridge.js';
 import { expectRejected } from '../helpers/expect.js';
 
@@ -111,7 +110,7 @@ t.test('POST /runs: 400 run_creation_contract_violation naming the field, nothin
 
   // A repeat for an existing run is refused the same way, before any comparison or sealing.
   t.equal((await b.req('POST', '/runs', { id: 'kept', title: 'one' })).status, 201);
-  const config = await readFile(runPaths(b.t.dataDir, 'kept').config);
+  const config = await b.config('kept');
   await expectRejected(
     t,
     b,
@@ -120,7 +119,7 @@ t.test('POST /runs: 400 run_creation_contract_violation naming the field, nothin
     400,
     'run_creation_contract_violation',
   );
-  t.ok((await readFile(runPaths(b.t.dataDir, 'kept').config)).equals(config), 'config bytes unchanged');
+  t.ok((await b.config('kept')).equals(config), 'config bytes unchanged');
 });
 
 t.test('a run creation that fails while writing its files leaves nothing behind', async (t) => {

@@ -1,9 +1,8 @@
 import { Buffer } from 'node:buffer';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { EVENT_MAX_BYTES, TEXT_FIELD_MAX } from '../../src/contract/index.js';
-import { runPaths } from '../../src/storage/paths.js';
 import { cleanup, ev, startTestBridge, type TestBridge } from '../helpers/bridge.js';
 import { expectRejected, type Res, records, writeArtifact } from '../helpers/expect.js';
 
@@ -15,7 +14,7 @@ import { expectRejected, type Res, records, writeArtifact } from '../helpers/exp
  * refused as "differs from the sealed value". Each refusal here leaves run-config.json and the
  * journal byte-for-byte as they were, and the corrected retry succeeds.
  */
-const configOf = (b: TestBridge, runId: string) => readFile(runPaths(b.t.dataDir, runId).config);
+const configOf = (b: TestBridge, runId: string) => b.config(runId);
 
 /** expectRejected, also proving run-config.json is unchanged. */
 async function refusedSealsNothing(

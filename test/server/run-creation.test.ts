@@ -1,7 +1,6 @@
-import { mkdir, readdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { runPaths } from '../../src/storage/paths.js';
 import { cleanup, ev, startTestBridge } from '../helpers/bridge.js';
 import { allEvents, assertEnvelope, expectRejected, writeArtifact } from '../helpers/expect.js';
 
@@ -366,7 +365,7 @@ t.test('artifactRoot and adapter on creation', async (t) => {
     const adapter = join(b.t.repo, 'swap-adapter.json');
     await writeFile(adapter, JSON.stringify({ runtime: { requiredNodes: ['intake'] } }));
     t.equal((await b.req('POST', '/runs', { id: 'swap', artifactRoot: a })).status, 201);
-    const config = () => readFile(runPaths(b.t.dataDir, 'swap').config);
+    const config = () => b.config('swap');
     const sealed = await config();
     // The sealed root's path is swapped for a link to another directory.
     await rename(a, `${a}.old`);

@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import t from 'tap';
-import { cleanup, ev, makeTestEnv, startTestBridge } from '../helpers/bridge.js';
+import t, { type Test } from 'tap';
+import { cleanup, ev, makeTestEnv, startTestBridge, type TestEnv } from '../helpers/bridge.js';
 import { allEvents } from '../helpers/expect.js';
 import { CLI } from '../helpers/paths.js';
+import { clusterOrSkip } from '../helpers/pg-cluster.js';
 
 /**
  * CONTRACT 7: a 2xx for an event means its record is on disk. A real bridge process (the built
@@ -50,8 +51,8 @@ async function load(url: string, token: string, acked: Set<string>, round: numbe
   await Promise.all(Array.from({ length: WORKERS }, (_, w) => worker(w)));
 }
 
-t.test('every acknowledged event survives SIGKILL under concurrent load', async (t) => {
-  const te = await makeTestEnv();
+/** Kills a bridge on `te`'s store twice mid-load, then checks every acknowledged event is there. */
+async function killedUnderLoad(t: Test, te: TestEnv): Promise<void> {
   const env: Record<string, string> = { ...te.env, HARNESS_BRIDGE_PORT: '0' };
   const token = env['HARNESS_BRIDGE_ACCESS_TOKEN']!;
   const acked = new Set<string>();
@@ -94,4 +95,17 @@ t.test('every acknowledged event survives SIGKILL under concurrent load', async 
   t.same(missing, [], `all ${acked.size} acknowledged events are present`);
   t.ok(present.size >= acked.size);
   t.equal((await b.req('POST', `/runs/${RUNS[0]}/events`, ev())).status, 201, 'the runs accept new events');
-});
+}
+
+t.test('every acknowledged event survives SIGKILL under concurrent load', async (t) =>
+  killedUnderLoad(t, await makeTestEnv()),
+);
+
+// Issue 32: the same against the PostgreSQL store (a 2xx only once the batch's transaction has
+// committed), killed in the middle of its batches.
+const cluster = await clusterOrSkip('SIGKILL under load, PostgreSQL store');
+if (cluster !== null) {
+  t.test('PostgreSQL store: every acknowledged event survives SIGKILL under concurrent load', async (t) =>
+    killedUnderLoad(t, await makeTestEnv({ database: cluster.url })),
+  );
+}

@@ -8,24 +8,16 @@ import t, { type Test } from 'tap';
 import { StartupError } from '../../src/storage/lease.js';
 import { type Database, type OpenDatabaseOptions, openDatabase } from '../../src/storage/pg/database.js';
 import { loadMigrations, MIGRATIONS_DIR } from '../../src/storage/pg/migrations.js';
-import { type PgCluster, pgUnavailableReason, startPgCluster } from '../helpers/pg-cluster.js';
+import { clusterOrSkip, type PgCluster } from '../helpers/pg-cluster.js';
 
 /**
  * Issue 32 items 1, 2 and 7: startup's check of the PostgreSQL database (reachable, the password,
  * the database, synchronous_commit) and its migrations under the advisory lock, against a
  * throwaway cluster of this file's own (test/helpers/pg-cluster.ts).
  */
-const unavailable = pgUnavailableReason();
-const cluster: PgCluster | null = unavailable === null ? await startPgCluster() : null;
-
-if (cluster === null) {
-  // Loud on purpose: a machine without PostgreSQL runs none of these, and says so in npm test.
-  process.stderr.write(`\n*** ${unavailable} ***\n\n`);
-  t.test('PostgreSQL database startup', { skip: unavailable ?? 'no cluster' }, async () => {});
-} else {
-  t.teardown(() => cluster.stop());
-  await databaseTests(cluster);
-}
+// Loud on purpose: a machine without PostgreSQL runs none of these, and says so in npm test.
+const cluster = await clusterOrSkip('PostgreSQL database startup');
+if (cluster !== null) await databaseTests(cluster);
 
 async function databaseTests(cluster: PgCluster): Promise<void> {
   const migrations = await loadMigrations();
