@@ -9,6 +9,7 @@ import {
   type TestEnv,
 } from '../helpers/bridge.js';
 import { clusterOrSkip } from '../helpers/pg-cluster.js';
+import { spawnBridge } from '../helpers/spawned-bridge.js';
 
 /**
  * Issue 32 item 3: the PostgreSQL store trusts the database no more than the file store trusts the
@@ -171,51 +172,56 @@ if (cluster !== null) {
     return b;
   }
 
-  t.test('two bridges on one database write one run: each event once, whole, the chain valid', async (t) => {
-    const te = await makeTestEnv();
-    const a = await startTestBridge(te);
-    const b = await secondBridge(t, te);
-    t.equal((await a.req('POST', '/runs', { id: 'shared' })).status, 201);
-    const ids = Array.from(
-      { length: 40 },
-      (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
-    );
-    const answers = await Promise.all(
-      ids.map((id, i) =>
-        (i % 2 === 0 ? a : b).req('POST', '/runs/shared/events', ev({ id, message: `e${i}` })),
-      ),
-    );
-    const acknowledged = ids.filter((_, i) => answers[i]!.status === 201);
-    t.same(
-      answers.map((r) => r.status).filter((s) => s !== 201),
-      [],
-      'every event acknowledged (the lease waits are short here)',
-    );
-    const seqs = answers.map((r) => r.body['seq']).sort((x, y) => x - y);
-    t.same(
-      seqs,
-      ids.map((_, i) => i),
-      'each acknowledged event has its own position',
-    );
-    // Each bridge reads the other's events.
-    for (const reader of [a, b]) {
-      const view = await reader.req('GET', '/runs/shared?eventLimit=100');
-      t.equal(view.body['run']?.status, 'running');
-      t.equal(view.body['run']?.eventCount, ids.length);
-      t.same(
-        new Set(view.body['run']?.events.map((e: { id: string }) => e.id)),
-        new Set(acknowledged),
-        'every acknowledged id once',
+  t.test(
+    'two bridge processes on one database write one run: each event once, whole, the chain valid',
+    async (t) => {
+      const te = await makeTestEnv();
+      const own = await makeTestEnv();
+      const a = await spawnBridge(t, te);
+      const b = await spawnBridge(t, {
+        ...te,
+        env: { ...te.env, HARNESS_DATA_DIR: own.dataDir, HOME: own.dir },
+      });
+      t.equal((await a.req('POST', '/runs', { id: 'shared' })).status, 201);
+      const ids = Array.from(
+        { length: 60 },
+        (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
       );
-    }
-    await a.close();
-    // A bridge opening the run afresh authenticates the whole chain.
-    const c = await startTestBridge(te);
-    t.teardown(() => cleanup(c));
-    const reopened = await c.req('GET', '/runs/shared?eventLimit=1');
-    t.equal(reopened.body['run']?.status, 'running', JSON.stringify(reopened.body['run']?.quarantine));
-    t.equal(reopened.body['run']?.eventCount, ids.length);
-  });
+      const answers = await Promise.all(
+        ids.map((id, i) =>
+          (i % 2 === 0 ? a : b).req('POST', '/runs/shared/events', ev({ id, message: `e${i}` })),
+        ),
+      );
+      const acknowledged = ids.filter((_, i) => answers[i]!.status === 201);
+      t.same(
+        answers.map((r) => r.status).filter((s) => s !== 201),
+        [],
+        'every event acknowledged (the lease waits are short here)',
+      );
+      const seqs = answers.map((r) => r.body['seq']).sort((x, y) => x - y);
+      t.same(
+        seqs,
+        ids.map((_, i) => i),
+        'each acknowledged event has its own position',
+      );
+      // Each bridge reads the other's events.
+      for (const reader of [a, b]) {
+        const view = await reader.req('GET', '/runs/shared?eventLimit=100');
+        t.equal(view.body['run']?.status, 'running');
+        t.equal(view.body['run']?.eventCount, ids.length);
+        t.same(
+          new Set(view.body['run']?.events.map((e: { id: string }) => e.id)),
+          new Set(acknowledged),
+          'every acknowledged id once',
+        );
+      }
+      // A third bridge opening the run afresh authenticates the whole chain.
+      const c = await secondBridge(t, te);
+      const reopened = await c.req('GET', '/runs/shared?eventLimit=1');
+      t.equal(reopened.body['run']?.status, 'running', JSON.stringify(reopened.body['run']?.quarantine));
+      t.equal(reopened.body['run']?.eventCount, ids.length);
+    },
+  );
 
   t.test('a run created through one bridge is listed and read through another', async (t) => {
     const te = await makeTestEnv();
