@@ -33,13 +33,10 @@ import {
   sequentialPaired,
   type Target,
 } from './load.js';
+import { fmt, log, num, printTargets, type TargetRow } from './report.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const root = resolve(here, '..', '..');
-const num = (name: string, fallback: number) => {
-  const v = Number(process.env[name]);
-  return Number.isFinite(v) && v > 0 ? v : fallback;
-};
 const SECONDS = num('BENCH_SECONDS', 8);
 const WARMUP = num('BENCH_WARMUP_SECONDS', 2);
 const FILL_TO = num('BENCH_FILL_TO', 100_000);
@@ -65,9 +62,6 @@ async function syncLatency(dir: string): Promise<{ p50: number; p90: number }> {
   lat.sort((a, b) => a - b);
   return { p50: lat[100]!, p90: lat[180]! };
 }
-
-const log = (s: string) => process.stdout.write(`${s}\n`);
-const fmt = (n: number, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
 
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'harness-bench-'));
@@ -240,7 +234,7 @@ async function main(): Promise<void> {
     const disk1 = await syncLatency(dir);
     log(`disk after: append + fdatasync p50 ${fmt(disk1.p50, 3)} ms, p90 ${fmt(disk1.p90, 3)} ms`);
 
-    const rows: [string, string, string, number, string, boolean][] = [];
+    const rows: TargetRow[] = [];
     const ratioA = bridgeA.rps / echoA.rps;
     const ratioB = bridgeB.rps / echoB.rps;
     rows.push(['(a) req/s, 16 runs', fmt(bridgeA.rps), fmt(echoA.rps), ratioA, '>= 0.50', ratioA >= 0.5]);
@@ -287,27 +281,13 @@ async function main(): Promise<void> {
     rows.push(['bridge non-2xx + errors', String(failures), '-', NaN, '== 0', failures === 0]);
     rows.push(['bridge RSS after (d), MiB', fmt(mem.rss, 1), '-', NaN, '< 250', mem.rss < 250]);
 
-    const header = ['figure', 'bridge', 'baseline', 'ratio', 'target', 'result'];
-    const table = rows.map(([name, b, base, ratio, target, pass]) => [
-      name,
-      b,
-      base,
-      Number.isNaN(ratio) ? '-' : ratio.toFixed(2),
-      target,
-      pass ? 'PASS' : 'FAIL',
-    ]);
-    const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
-    const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
-    log('');
-    log(line(header));
-    log(line(widths.map((w) => '-'.repeat(w))));
-    for (const r of table) log(line(r));
+    const met = printTargets('bridge', rows);
     log(
       `server CPU per request: echo ${fmt(echoA.cpuUs)} / ${fmt(echoB.cpuUs)} us, bridge (a) ` +
         `${fmt(bridgeA.cpuUs)} us, (b) ${fmt(bridgeB.cpuUs)} us; CPU-bound ratio (a) ` +
         `${(echoA.cpuUs / bridgeA.cpuUs).toFixed(2)}, (b) ${(echoB.cpuUs / bridgeB.cpuUs).toFixed(2)}`,
     );
-    if (rows.some((r) => !r[5])) process.exitCode = 1;
+    if (!met) process.exitCode = 1;
   } finally {
     await Promise.all([echo.stop(), bridge.stop()]);
     await rm(dir, { recursive: true, force: true });

@@ -13,7 +13,6 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import t from 'tap';
 
 const run = promisify(execFile);
 
@@ -200,22 +199,4 @@ export async function startPgCluster(): Promise<PgCluster | null> {
     stopNow();
     throw err;
   }
-}
-
-/**
- * The cluster of a test file that needs PostgreSQL, stopped when the file ends; null on a machine
- * that cannot start one, after saying so loudly (on stderr, which npm test shows, and as a tap
- * SKIP named `what`).
- */
-export async function clusterOrSkip(what: string): Promise<PgCluster | null> {
-  const unavailable = pgUnavailableReason();
-  const cluster = unavailable === null ? await startPgCluster() : null;
-  if (cluster === null) {
-    const why = unavailable ?? 'PostgreSQL tests skipped: the cluster did not start';
-    process.stderr.write(`\n*** ${why} ***\n\n`);
-    t.test(what, { skip: why }, () => {});
-    return null;
-  }
-  t.teardown(() => cluster.stop());
-  return cluster;
 }

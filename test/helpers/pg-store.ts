@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import t from 'tap';
+import { type PgCluster, pgUnavailableReason, startPgCluster } from './pg-cluster.js';
 
 /**
  * The store the bridge suites run against: the file store, or PostgreSQL when a test environment
@@ -67,4 +69,22 @@ export async function rewriteConfigRow(
 ): Promise<void> {
   const text = change(await configRow(url, runId)).toString();
   await poolFor(url).query('UPDATE harness_runs SET config = $2 WHERE run_id = $1', [runId, text]);
+}
+
+/**
+ * The cluster of a test file that needs PostgreSQL, stopped when the file ends; null on a machine
+ * that cannot start one, after saying so loudly (on stderr, which npm test shows, and as a tap
+ * SKIP named `what`).
+ */
+export async function clusterOrSkip(what: string): Promise<PgCluster | null> {
+  const unavailable = pgUnavailableReason();
+  const cluster = unavailable === null ? await startPgCluster() : null;
+  if (cluster === null) {
+    const why = unavailable ?? 'PostgreSQL tests skipped: the cluster did not start';
+    process.stderr.write(`\n*** ${why} ***\n\n`);
+    t.test(what, { skip: why }, () => {});
+    return null;
+  }
+  t.teardown(() => cluster.stop());
+  return cluster;
 }

@@ -5,7 +5,7 @@ import t, { type Test } from 'tap';
 import { cleanup, ev, makeTestEnv, startTestBridge, type TestEnv } from '../helpers/bridge.js';
 import { allEvents } from '../helpers/expect.js';
 import { CLI } from '../helpers/paths.js';
-import { clusterOrSkip } from '../helpers/pg-cluster.js';
+import { clusterOrSkip } from '../helpers/pg-store.js';
 
 /**
  * CONTRACT 7: a 2xx for an event means its record is on disk. A real bridge process (the built

@@ -8,7 +8,8 @@ import t, { type Test } from 'tap';
 import { StartupError } from '../../src/storage/lease.js';
 import { type Database, type OpenDatabaseOptions, openDatabase } from '../../src/storage/pg/database.js';
 import { loadMigrations, MIGRATIONS_DIR } from '../../src/storage/pg/migrations.js';
-import { clusterOrSkip, type PgCluster } from '../helpers/pg-cluster.js';
+import type { PgCluster } from '../helpers/pg-cluster.js';
+import { clusterOrSkip } from '../helpers/pg-store.js';
 
 /**
  * Issue 32 items 1, 2 and 7: startup's check of the PostgreSQL database (reachable, the password,

@@ -8,7 +8,7 @@ import {
   type TestBridge,
   type TestEnv,
 } from '../helpers/bridge.js';
-import { clusterOrSkip } from '../helpers/pg-cluster.js';
+import { clusterOrSkip } from '../helpers/pg-store.js';
 import { spawnBridge } from '../helpers/spawned-bridge.js';
 
 /**
