@@ -28,6 +28,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   outbox: async () => (await import('./outbox.js')).registerOutbox,
   packet: async () => (await import('./packet-write.js')).registerPacket,
   start: async () => (await import('./start.js')).registerStart,
+  store: async () => (await import('./store-copy.js')).registerStoreCopy,
   ui: async () => (await import('./ui.js')).registerUi,
   verify: async () => (await import('./verify.js')).registerVerify,
   watch: async () => (await import('./sources.js')).registerWatch,

@@ -113,17 +113,24 @@ function checkLog(
   }
 }
 
-export async function verifyDataDir(
+/**
+ * Every run of the data directory (or the runs `ids` name) authenticated as `harness verify`
+ * authenticates it, but for its artifacts: layout, config, journal chain, snapshot, and what the
+ * commit log and (unless `drift` is false) the recorded drift quarantines say of it. `harness store
+ * copy` reads its source so, and copies the drift quarantines instead.
+ */
+export async function authenticateRuns(
   dataDir: string,
   ids: string[],
   key: Buffer,
   progress: Progress,
   trustPin: string | null = null,
-) {
+  drift = true,
+): Promise<RunCheck[]> {
   const { targets, otherPin, logLinked } = await layoutTargets(dataDir, ids, key, trustPin);
   const log = logLinked
     ? { logged: new Map(), disputed: [], drift: [] }
-    : { ...(await readLogOffline(dataDir)), drift: await readDriftQuarantines(dataDir) };
+    : { ...(await readLogOffline(dataDir)), drift: drift ? await readDriftQuarantines(dataDir) : [] };
   const bridge = await leaseHolderNow(dataDir);
   const checks: RunCheck[] = [];
   progress.phase(targets.length, 'runs');
@@ -155,8 +162,19 @@ export async function verifyDataDir(
     }
     progress.update(checks.length);
   });
+  return checks.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+export async function verifyDataDir(
+  dataDir: string,
+  ids: string[],
+  key: Buffer,
+  progress: Progress,
+  trustPin: string | null = null,
+) {
+  const checks = await authenticateRuns(dataDir, ids, key, progress, trustPin);
   const files = checks.reduce((n, c) => n + c.claims.size, 0);
-  if (files === 0) return checks.sort((a, b) => a.name.localeCompare(b.name));
+  if (files === 0) return checks;
   const pool = new HashPool();
   try {
     let hashed = 0;
@@ -170,7 +188,7 @@ export async function verifyDataDir(
     progress.clear();
     await pool.close();
   }
-  return checks.sort((a, b) => a.name.localeCompare(b.name));
+  return checks;
 }
 
 /**
@@ -199,6 +217,23 @@ async function verifyBundleFile(file: string, keyFile: string | undefined): Prom
   }
 }
 
+/**
+ * The integrity key (HARNESS_BRIDGE_INTEGRITY_KEY) and, where configured, the review-trust pin
+ * (HARNESS_REVIEW_TRUST_SHA256) an offline command reads runs under; a usage error when missing
+ * or malformed.
+ */
+export function offlineKeys(): { key: Buffer; pin: string | null } {
+  const secret = requireEnv('HARNESS_BRIDGE_INTEGRITY_KEY');
+  if (Buffer.byteLength(secret, 'utf8') < CREDENTIAL_MIN_BYTES)
+    throw new UsageError(`HARNESS_BRIDGE_INTEGRITY_KEY must be at least ${CREDENTIAL_MIN_BYTES} bytes`);
+  // The pin is compared only where it is configured, as it is wherever the bridge runs.
+  const rawPin = process.env['HARNESS_REVIEW_TRUST_SHA256'] || null;
+  const pin = rawPin === null ? null : canonicalTrustPin(rawPin);
+  if (rawPin !== null && pin === null)
+    throw new UsageError('HARNESS_REVIEW_TRUST_SHA256 must be 64 hexadecimal characters');
+  return { key: Buffer.from(secret, 'utf8'), pin };
+}
+
 export function registerVerify(program: Command): void {
   program
     .command('verify')
@@ -217,18 +252,10 @@ export function registerVerify(program: Command): void {
       if (opts.key !== undefined) throw new UsageError('--key is the key of a --bundle');
       const bad = runIds.find((id) => !RUN_ID_PATTERN.test(id));
       if (bad !== undefined) throw new UsageError(`run ID ${JSON.stringify(bad)} is not canonical`);
-      const secret = requireEnv('HARNESS_BRIDGE_INTEGRITY_KEY');
-      if (Buffer.byteLength(secret, 'utf8') < CREDENTIAL_MIN_BYTES)
-        throw new UsageError(`HARNESS_BRIDGE_INTEGRITY_KEY must be at least ${CREDENTIAL_MIN_BYTES} bytes`);
+      const { key, pin } = offlineKeys();
       const dataDir = resolve(
         opts.dataDir ?? (process.env['HARNESS_DATA_DIR'] || join(homedir(), '.harness', 'runs')),
       );
-      // The pin is compared only where it is configured, as it is wherever the bridge runs.
-      const rawPin = process.env['HARNESS_REVIEW_TRUST_SHA256'] || null;
-      const pin = rawPin === null ? null : canonicalTrustPin(rawPin);
-      if (rawPin !== null && pin === null)
-        throw new UsageError('HARNESS_REVIEW_TRUST_SHA256 must be 64 hexadecimal characters');
-      const key = Buffer.from(secret, 'utf8');
       const checks = await verifyDataDir(dataDir, runIds, key, new Progress(), pin);
       // Not a run's integrity, so no exit code of its own: but the bridge will not start here, and
       // records only commit.log holds wait for a start that replays them.

@@ -56,7 +56,8 @@ const tmpRunDir = (dataDir: string, runId: string): string =>
   join(dataDir, `.tmp-${runDirName(runId)}-${randomBytes(4).toString('hex')}`);
 
 /**
- * Creates the run directory with its sealed config and an empty journal, atomically. A creation
+ * Creates the run directory with its sealed config and a journal (empty, or `journal`: records
+ * already authenticated elsewhere, as `harness store copy` brings them), atomically. A creation
  * that fails for any reason removes what it made: a temp directory left behind per refused request
  * would pile up until the next start (and count against nothing the bridge can see at runtime).
  */
@@ -65,17 +66,19 @@ export async function createRunFiles(
   paths: RunPaths,
   key: Buffer,
   config: RunConfig,
+  journal = '',
 ): Promise<void> {
   const tmp = tmpRunDir(dataDir, config.runId);
   await mkdir(tmp, { mode: 0o700 });
   let placed = false;
   try {
     await writeConfig(join(tmp, 'run-config.json'), key, config);
-    const journal = await open(join(tmp, 'events.jsonl'), 'wx', 0o600);
+    const file = await open(join(tmp, 'events.jsonl'), 'wx', 0o600);
     try {
-      await journal.sync();
+      if (journal !== '') await file.writeFile(journal);
+      await file.sync();
     } finally {
-      await journal.close();
+      await file.close();
     }
     await fsyncDir(tmp);
     await rename(tmp, paths.dir);

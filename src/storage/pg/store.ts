@@ -16,11 +16,11 @@ import {
   SNAPSHOT_MAX_BYTES,
 } from '../../contract/index.js';
 import { IdIndex } from '../id-index.js';
-import { firstPrev, JournalAuthError } from '../journal-record.js';
+import { JournalAuthError } from '../journal-record.js';
 import { macEqual } from '../mac.js';
 import { trimOpenRuns } from '../open-runs.js';
 import { type QuarantineKind, Quarantines } from '../quarantine.js';
-import { configMac, configText, parseConfig, RunIntegrityError } from '../run-files.js';
+import { configMac, configText, RunIntegrityError } from '../run-files.js';
 import { RunIndex, unreadEntry } from '../run-index.js';
 import type { LoadResult, OpenRun, QuarantineInfo, RunStorage } from '../types.js';
 import {
@@ -32,6 +32,7 @@ import {
   verifyRows,
 } from './journal.js';
 import { RunLeases } from './leases.js';
+import { RUN_ROW_SQL, type RunRow, readPgRun } from './run-read.js';
 
 export type PgRun = OpenRun<PgJournal>;
 
@@ -51,17 +52,6 @@ export interface PgStoreOptions {
   onBatch?: (records: number) => void;
   /** Told once per run that becomes quarantined, with why in a word (the bridge's metrics). */
   onQuarantine?: (runId: string, kind: QuarantineKind) => void;
-}
-
-/** Rows read per query while a run is opened: its records are streamed, never all held at once. */
-const OPEN_PAGE_ROWS = 2000;
-
-interface RunRow {
-  created_at: string;
-  config: string;
-  head_count: string;
-  head_mac: string;
-  head_seal: string;
 }
 
 /**
@@ -256,10 +246,7 @@ export class PgRunStore implements RunStorage<PgRun> {
     await run.journal.idle();
     if (run.journal.broken) return false;
     const key = this.opts.integrityKey;
-    const found = await this.query<RunRow>(
-      'SELECT created_at, config, head_count::text, head_mac, head_seal FROM harness_runs WHERE run_id = $1',
-      [run.runId],
-    );
+    const found = await this.query<RunRow>(RUN_ROW_SQL, [run.runId]);
     const row = found.rows[0];
     if (row === undefined) return false;
     const headCount = Number(row.head_count);
@@ -293,70 +280,31 @@ export class PgRunStore implements RunStorage<PgRun> {
     return true;
   }
 
-  /**
-   * Reads and authenticates a run: its sealed config, every record in order and chained from the
-   * config's MAC, and the sealed head, which must name exactly the newest record (a head ahead of
-   * the records means records were deleted; one behind, records were added outside the bridge).
-   */
+  /** Reads and authenticates a run (run-read.ts) into its state, under the bridge's pin. */
   private async openRun(runId: string): Promise<PgRun | null> {
     const { integrityKey: key, trustPin } = this.opts;
-    const fail = (reason: string): never => {
-      throw new RunIntegrityError(reason);
-    };
-    const found = await this.query<RunRow>(
-      'SELECT created_at, config, head_count::text, head_mac, head_seal FROM harness_runs WHERE run_id = $1',
-      [runId],
-    );
-    const row = found.rows[0];
-    if (row === undefined) return null;
-    let config: RunConfig;
-    try {
-      config = parseConfig(row.config, key);
-    } catch (err) {
-      return fail(`run config: ${(err as Error).message}`);
-    }
-    if (config.runId !== runId) fail('its run config belongs to another run');
-    if (config.createdAt !== row.created_at) fail('its run config differs from its harness_runs row');
-    if (config.trustPin !== trustPin)
-      fail('the review-trust pin sealed in its run config differs from the bridge pin');
-    const headCount = Number(row.head_count);
-    if (!macEqual(row.head_seal, headSeal(key, runId, headCount, row.head_mac)))
-      fail('its sealed head fails authentication');
-    const genesis = configMac(key, config);
-    const state = emptyState(runId, config.createdAt);
+    let state = emptyState(runId, '');
     const ids = new IdIndex();
-    let count = 0;
-    let head = genesis;
     let size = 0;
-    const onEntry = (entry: JournalEntry, line: string) => {
-      applyEntry(state, entry);
-      ids.add(entry.event.id, entry.seq);
-      size += Buffer.byteLength(line) + 1;
-    };
-    for (;;) {
-      const page = await this.query<{ seq: number; line: string }>(
-        'SELECT seq::int4 AS seq, line FROM harness_records WHERE run_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3',
-        [runId, count, OPEN_PAGE_ROWS],
-      );
-      if (page.rows.length === 0) break;
-      try {
-        const prev = count === 0 ? firstPrev(page.rows[0]!.line, genesis) : head;
-        verifyRows(key, runId, page.rows, count, count + page.rows.length, prev, (entry, line, mac) => {
-          onEntry(entry, line);
-          head = mac;
-        });
-      } catch (err) {
-        if (err instanceof JournalAuthError || err instanceof JournalIntegrity)
-          fail(`records: ${err.message}`);
-        throw err;
-      }
-      count += page.rows.length;
-      if (page.rows.length < OPEN_PAGE_ROWS) break;
-    }
-    if (count < headCount)
-      fail(`rolled back to record ${count} of ${headCount} (its sealed head names the later one)`);
-    if (count > headCount) fail(`holds ${count - headCount} records after its sealed head`);
-    if (!macEqual(head, row.head_mac)) fail(`its records differ from its sealed head at record ${count}`);
+    const read = await readPgRun(
+      (text, values) => this.query(text, values),
+      key,
+      runId,
+      (entry, line) => {
+        applyEntry(state, entry);
+        ids.add(entry.event.id, entry.seq);
+        size += Buffer.byteLength(line) + 1;
+      },
+      (config) => {
+        if (config.trustPin !== trustPin)
+          throw new RunIntegrityError(
+            'the review-trust pin sealed in its run config differs from the bridge pin',
+          );
+        state = emptyState(runId, config.createdAt);
+      },
+    );
+    if (read === null) return null;
+    const { config, count, head } = read;
     const journal = new PgJournal(
       this.queue,
       this.opts.pool,
