@@ -1,6 +1,7 @@
 import { lstat, mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import type pg from 'pg';
 import type { RunConfig } from '../contract/index.js';
 import { RUN_ID_PATTERN } from '../contract/index.js';
 import { appendDriftQuarantines, readDriftQuarantines } from '../storage/drift-quarantines.js';
@@ -148,7 +149,8 @@ async function readPgStored(query: Query, key: Buffer, runId: string): Promise<S
 }
 
 interface Source {
-  runs: StoredRun[];
+  /** In creation order; each run is read (and authenticated) only when its turn comes. */
+  runs: { runId: string; read: () => Promise<StoredRun> }[];
   refused: Verdict[];
 }
 
@@ -157,35 +159,35 @@ async function dirSource(dataDir: string, ids: string[], key: Buffer, pin: strin
   const checks = await authenticateRuns(dataDir, ids, key, new Progress(), pin, false);
   const drift = await readDriftQuarantines(dataDir);
   const out: Source = { runs: [], refused: [] };
+  const ok = [];
   for (const check of checks) {
-    if (check.tampered.length > 0 || check.unverifiable.length > 0) {
+    if (check.tampered.length > 0 || check.unverifiable.length > 0)
       out.refused.push({ runId: check.name, result: 'refused', reason: verdictLine(check) });
-      continue;
-    }
-    try {
+    else ok.push(check);
+  }
+  ok.sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? '') || a.name.localeCompare(b.name));
+  out.runs = ok.map((check) => ({
+    runId: check.name,
+    read: async () => {
       const run = await readRunDir(dataDir, check.name, key, check.events);
       run.drift = drift
         .filter((d) => d.runId === run.runId && d.createdAt === run.config.createdAt)
         .map((d) => d.reason);
-      out.runs.push(run);
-    } catch (err) {
-      if (!(err instanceof RunRefused)) throw err;
-      out.refused.push({ runId: check.name, result: 'refused', reason: err.message });
-    }
-  }
+      return run;
+    },
+  }));
   return out;
 }
 
 /** Every run of the database (or those `ids` names), each read whole in one snapshot. */
-async function pgSource(pool: import('pg').Pool, ids: string[], key: Buffer, pin: string | null) {
-  const out: Source = { runs: [], refused: [] };
+async function pgSource(pool: pg.Pool, ids: string[], key: Buffer, pin: string | null): Promise<Source> {
   const all =
     ids.length > 0
       ? ids
       : (await pool.query<{ run_id: string }>('SELECT run_id FROM harness_runs ORDER BY ordinal')).rows.map(
           (r) => r.run_id,
         );
-  for (const runId of all) {
+  const read = async (runId: string): Promise<StoredRun> => {
     const client = await pool.connect();
     try {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
@@ -193,14 +195,25 @@ async function pgSource(pool: import('pg').Pool, ids: string[], key: Buffer, pin
       if (run === null) throw new RunRefused('no run with this ID in the database');
       if (pin !== null && run.config.trustPin !== pin)
         throw new RunRefused('sealed under a review-trust pin other than HARNESS_REVIEW_TRUST_SHA256');
-      out.runs.push(run);
+      return run;
     } catch (err) {
-      if (!(err instanceof RunRefused)) throw err;
-      out.refused.push({ runId, result: 'refused', reason: `the source's copy: ${err.message}` });
+      throw err instanceof RunRefused ? new RunRefused(`the source's copy: ${err.message}`) : err;
     } finally {
       await client.query('ROLLBACK').catch(() => {});
       client.release();
     }
+  };
+  return { runs: all.map((runId) => ({ runId, read: () => read(runId) })), refused: [] };
+}
+
+/** Reads each run of the source in turn and writes it; a run the source refuses is reported. */
+async function copyEach(source: Source, write: (run: StoredRun) => Promise<Verdict>): Promise<Verdict[]> {
+  const out = [...source.refused];
+  for (const { runId, read } of source.runs) {
+    const run = await read().catch((err: Error) => err);
+    if (run instanceof RunRefused) out.push({ runId, result: 'refused', reason: run.message });
+    else if (run instanceof Error) throw run;
+    else out.push(await write(run));
   }
   return out;
 }
@@ -210,12 +223,7 @@ async function pgSource(pool: import('pg').Pool, ids: string[], key: Buffer, pin
  * the sealed head, its records in batches, its drift quarantines; then reads it back in the same
  * transaction, which commits only when the copy is the source's byte for byte.
  */
-async function intoPg(
-  pool: import('pg').Pool,
-  leases: RunLeases,
-  key: Buffer,
-  run: StoredRun,
-): Promise<Verdict> {
+async function intoPg(pool: pg.Pool, leases: RunLeases, key: Buffer, run: StoredRun): Promise<Verdict> {
   const { runId } = run;
   try {
     await leases.take(runId);
@@ -391,10 +399,9 @@ async function storeCopy(opts: CopyOptions): Promise<number> {
   try {
     if (intoDatabase) {
       const source = await dirSource(dir, ids, key, pin);
-      verdicts.push(...source.refused);
       const leases = new RunLeases(db.pool);
       try {
-        for (const run of byCreation(source.runs)) verdicts.push(await intoPg(db.pool, leases, key, run));
+        verdicts.push(...(await copyEach(source, (run) => intoPg(db.pool, leases, key, run))));
       } finally {
         await leases.close();
       }
@@ -405,11 +412,10 @@ async function storeCopy(opts: CopyOptions): Promise<number> {
       });
       try {
         const source = await pgSource(db.pool, ids, key, pin);
-        verdicts.push(...source.refused);
         const recorded = new Set(
           (await readDriftQuarantines(dir)).map((d) => JSON.stringify([d.runId, d.createdAt, d.reason])),
         );
-        for (const run of byCreation(source.runs)) verdicts.push(await intoDir(dir, key, run, recorded));
+        verdicts.push(...(await copyEach(source, (run) => intoDir(dir, key, run, recorded))));
       } finally {
         await lease.release();
       }
@@ -426,12 +432,6 @@ async function storeCopy(opts: CopyOptions): Promise<number> {
   );
   return verdicts.some((v) => v.result === 'refused') ? 1 : 0;
 }
-
-/** In creation order, so the target indexes them as the source did. */
-const byCreation = (runs: StoredRun[]) =>
-  [...runs].sort(
-    (a, b) => a.config.createdAt.localeCompare(b.config.createdAt) || a.runId.localeCompare(b.runId),
-  );
 
 function report(
   verdicts: Verdict[],

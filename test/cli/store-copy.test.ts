@@ -2,7 +2,9 @@ import { cp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import t from 'tap';
+import { appendDriftQuarantines, readDriftQuarantines } from '../../src/storage/drift-quarantines.js';
 import { runPaths } from '../../src/storage/paths.js';
+import { parseConfig } from '../../src/storage/run-files.js';
 import { cleanup, ev, makeTestEnv, startTestBridge, type TestEnv } from '../helpers/bridge.js';
 import { runCli } from '../helpers/cli.js';
 import { clusterOrSkip } from '../helpers/pg-cluster.js';
@@ -226,5 +228,30 @@ if (cluster !== null) {
     } finally {
       await busy.close();
     }
+  });
+
+  t.test('a drift quarantine recorded on the source is recorded on each target', async (t) => {
+    const dir = join(source.dir, 'drifted');
+    await cp(source.dataDir, dir, { recursive: true });
+    const key = Buffer.from(env.HARNESS_BRIDGE_INTEGRITY_KEY);
+    const { createdAt } = parseConfig(await readFile(runPaths(dir, 'r2').config, 'utf8'), key);
+    await appendDriftQuarantines(dir, [{ runId: 'r2', createdAt, reason: 'an artifact changed' }]);
+    const url = await freshUrl();
+    const intoPg = await copy(dir, url);
+    t.equal(intoPg.exitCode, 0, intoPg.stdout);
+    t.match(intoPg.stdout, /^copied r2 \(2 events, 1 drift quarantine recorded\)$/m);
+    t.same(await sql(url, 'SELECT run_id, reason, kind FROM harness_quarantines'), [
+      { run_id: 'r2', reason: 'an artifact changed', kind: 'drift' },
+    ]);
+    const back = join(source.dir, 'drifted-back');
+    const intoDir = await copy(url, back);
+    t.equal(intoDir.exitCode, 0, intoDir.stdout);
+    t.same(await readDriftQuarantines(back), [{ runId: 'r2', createdAt, reason: 'an artifact changed' }]);
+    const again = await copy(url, back);
+    t.match(again.stdout, /^already there r2 \(2 events\)$/m, 'recorded once');
+    t.equal((await readDriftQuarantines(back)).length, 1);
+    const r2 = JSON.stringify((await served(fileEnv(back)))['r2']);
+    t.match(r2, /quarantine.*an artifact changed/, 'a bridge on the copy keeps r2 quarantined');
+    t.notMatch(JSON.stringify((await served(fileEnv(source.dataDir)))['r2']), /an artifact changed/);
   });
 }
