@@ -157,6 +157,22 @@ if (cluster !== null) {
     t.same(await sql(url, 'SELECT run_id FROM harness_runs ORDER BY run_id'), [{ run_id: 'r1' }]);
   });
 
+  t.test('a record changed through SQL is refused on a database source, the other runs copied', async (t) => {
+    const url = await freshUrl();
+    t.equal((await copy(source.dataDir, url)).exitCode, 0);
+    await sql(url, `UPDATE harness_records SET line = replace(line, 'r1 m1', 'r1 mX') WHERE run_id = 'r1'`);
+    const dir = join(source.dir, 'from-tampered-pg');
+    const r = await copy(url, dir);
+    t.equal(r.exitCode, 1, r.stderr);
+    t.match(r.stdout, /^refused r1: the source's copy: records: journal record 1 fails authentication$/m);
+    t.match(r.stdout, /^copied r2 \(2 events\)$/m);
+    t.same(
+      (await readdir(dir)).filter((n) => n.startsWith('run-')),
+      [runPaths(dir, 'r2').dir.slice(dir.length + 1)],
+      'only r2 was written',
+    );
+  });
+
   t.test('a target holding another head is refused, never overwritten', async (t) => {
     const url = await freshUrl();
     t.equal((await copy(source.dataDir, url)).exitCode, 0);
