@@ -7,7 +7,7 @@ import { runPaths } from '../../src/storage/paths.js';
 import { parseConfig } from '../../src/storage/run-files.js';
 import { cleanup, ev, makeTestEnv, startTestBridge, type TestEnv } from '../helpers/bridge.js';
 import { runCli } from '../helpers/cli.js';
-import { clusterOrSkip } from '../helpers/pg-cluster.js';
+import { clusterOrSkip } from '../helpers/pg-store.js';
 
 /**
  * `harness store copy` (issue 32 item 6): runs go from a data directory into PostgreSQL and from
