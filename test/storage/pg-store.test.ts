@@ -292,4 +292,42 @@ if (cluster !== null) {
       t.equal(reopened.body['run']?.eventCount, 32);
     },
   );
+
+  t.test('appends to an open run query nothing that reads or grows with its records', async (t) => {
+    const b = await startTestBridge(await makeTestEnv());
+    t.teardown(() => cleanup(b));
+    const post = async (from: number) => {
+      const answers = await Promise.all(
+        Array.from({ length: 100 }, (_, i) => b.req('POST', '/runs/cc/events', ev({ id: `e${from + i}` }))),
+      );
+      return answers.every((r) => r.status === 201);
+    };
+    for (let k = 0; k < 5; k++) t.ok(await post(k * 100), `events ${k * 100} to ${k * 100 + 99}`);
+    // Every statement the store sends from now on (the bridge runs in this process).
+    const pool = (b.ctx.store as unknown as { opts: { pool: pg.Pool } }).opts.pool;
+    const original = pool.query;
+    const sent: string[] = [];
+    pool.query = function (this: pg.Pool, ...args: unknown[]) {
+      const q = args[0] as string | { text: string };
+      sent.push(typeof q === 'string' ? q : q.text);
+      return (original as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof pool.query;
+    t.teardown(() => {
+      pool.query = original;
+    });
+    for (let k = 5; k < 10; k++) t.ok(await post(k * 100), `events ${k * 100} to ${k * 100 + 99}`);
+    t.ok(sent.length > 0 && sent.length <= 500, `${sent.length} statements for 500 events (one per batch)`);
+    t.same(
+      // (The run's write lease may be renewed on a slow machine: that statement reads no run.)
+      sent.filter((q) => !/^WITH ins AS \(\s*INSERT INTO harness_records|harness_run_leases/.test(q)),
+      [],
+      'every statement is a batch commit: nothing reads the run',
+    );
+    // The probe sees a read where there is one: a page of the run's events.
+    t.equal((await b.req('GET', '/runs/cc?eventLimit=5')).status, 200);
+    t.ok(
+      sent.some((q) => /FROM harness_records/.test(q)),
+      'a read of the run reads its records, and the probe sees it',
+    );
+  });
 }
