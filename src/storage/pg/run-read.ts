@@ -83,3 +83,40 @@ export async function readPgRun(
   if (!macEqual(head, row.head_mac)) fail(`its records differ from its sealed head at record ${count}`);
   return { row, config, count, head };
 }
+
+/**
+ * The records another bridge appended to a run after `count` (whose MAC is `head`), as its row's
+ * sealed head now names them: each authenticated and chained to `head`, the last one the head.
+ * Null when the run must be opened afresh instead: its row is gone, its head moved back or fails
+ * authentication, or a record fails (the reopen then quarantines it with the reason).
+ */
+export async function readPgRecordsAfter(
+  query: Query,
+  key: Buffer,
+  runId: string,
+  count: number,
+  head: string,
+): Promise<{ entries: JournalEntry[]; count: number; head: string; bytes: number } | null> {
+  const row = (await query<RunRow>(RUN_ROW_SQL, [runId])).rows[0];
+  if (row === undefined) return null;
+  const headCount = Number(row.head_count);
+  if (headCount === count && macEqual(row.head_mac, head)) return { entries: [], count, head, bytes: 0 };
+  if (headCount < count || !macEqual(row.head_seal, headSeal(key, runId, headCount, row.head_mac)))
+    return null;
+  const { rows } = await query<{ seq: number; line: string }>(
+    'SELECT seq::int4 AS seq, line FROM harness_records WHERE run_id = $1 AND seq >= $2 AND seq < $3 ORDER BY seq',
+    [runId, count, headCount],
+  );
+  let last = head;
+  let bytes = 0;
+  let entries: JournalEntry[];
+  try {
+    entries = verifyRows(key, runId, rows, count, headCount, head, (_, line, mac) => {
+      bytes += Buffer.byteLength(line) + 1;
+      last = mac;
+    });
+  } catch {
+    return null;
+  }
+  return macEqual(last, row.head_mac) ? { entries, count: headCount, head: last, bytes } : null;
+}

@@ -17,22 +17,14 @@ import {
 } from '../../contract/index.js';
 import { IdIndex } from '../id-index.js';
 import { JournalAuthError } from '../journal-record.js';
-import { macEqual } from '../mac.js';
 import { trimOpenRuns } from '../open-runs.js';
 import { type QuarantineKind, Quarantines } from '../quarantine.js';
 import { configMac, configText, RunIntegrityError } from '../run-files.js';
 import { RunIndex, unreadEntry } from '../run-index.js';
 import type { LoadResult, OpenRun, QuarantineInfo, RunStorage } from '../types.js';
-import {
-  CommitQueue,
-  headSeal,
-  JournalIntegrity,
-  PgJournal,
-  StoreUnavailable,
-  verifyRows,
-} from './journal.js';
+import { CommitQueue, headSeal, JournalIntegrity, PgJournal, StoreUnavailable } from './journal.js';
 import { RunLeases } from './leases.js';
-import { RUN_ROW_SQL, type RunRow, readPgRun } from './run-read.js';
+import { readPgRecordsAfter, readPgRun } from './run-read.js';
 
 export type PgRun = OpenRun<PgJournal>;
 
@@ -245,38 +237,22 @@ export class PgRunStore implements RunStorage<PgRun> {
   private async caughtUp(run: PgRun): Promise<boolean> {
     await run.journal.idle();
     if (run.journal.broken) return false;
-    const key = this.opts.integrityKey;
-    const found = await this.query<RunRow>(RUN_ROW_SQL, [run.runId]);
-    const row = found.rows[0];
-    if (row === undefined) return false;
-    const headCount = Number(row.head_count);
-    const count = run.journal.count;
-    if (headCount === count && macEqual(row.head_mac, run.journal.headMac)) return true;
-    if (headCount < count || !macEqual(row.head_seal, headSeal(key, run.runId, headCount, row.head_mac)))
-      return false;
-    const { rows } = await this.query<{ seq: number; line: string }>(
-      'SELECT seq::int4 AS seq, line FROM harness_records WHERE run_id = $1 AND seq >= $2 AND seq < $3 ORDER BY seq',
-      [run.runId, count, headCount],
+    const after = await readPgRecordsAfter(
+      (text, values) => this.query(text, values),
+      this.opts.integrityKey,
+      run.runId,
+      run.journal.count,
+      run.journal.headMac,
     );
-    let head = run.journal.headMac;
-    let bytes = 0;
-    const entries: JournalEntry[] = [];
-    try {
-      verifyRows(key, run.runId, rows, count, headCount, head, (entry, line, mac) => {
-        entries.push(entry);
-        bytes += Buffer.byteLength(line) + 1;
-        head = mac;
-      });
-    } catch {
-      return false;
-    }
-    if (!macEqual(head, row.head_mac)) return false;
-    for (const entry of entries) {
+    if (after === null) return false;
+    for (const entry of after.entries) {
       applyEntry(run.state, entry);
       run.ids.add(entry.event.id, entry.seq);
     }
-    run.journal.advance(headCount, head, bytes);
-    this.index.record(run);
+    if (after.entries.length > 0) {
+      run.journal.advance(after.count, after.head, after.bytes);
+      this.index.record(run);
+    }
     return true;
   }
 
