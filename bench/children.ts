@@ -2,8 +2,18 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { trustStoreDigest } from '../src/server/trust-pin.js';
+
+/** The built `harness` entry (dist/src/cli/main.cjs), which every bridge child runs. */
+export const HARNESS_CLI = resolve(
+  fileURLToPath(new URL('.', import.meta.url)),
+  '..',
+  'src',
+  'cli',
+  'main.cjs',
+);
 
 export interface Child {
   proc: ChildProcess;

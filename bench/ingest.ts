@@ -22,28 +22,27 @@ import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { bridgeEnv, cpuSeconds, rssMiB, startChild } from './children.js';
+import { bridgeEnv, cpuSeconds, HARNESS_CLI, rssMiB, startChild } from './children.js';
 import {
+  CONNECTIONS,
   closedLoop,
   eventBody,
+  FILL_TO,
   fill,
   median,
   type Request,
+  SECONDS,
+  SLICE_WARMUP_MS,
+  SLICES,
   sequential,
   sequentialPaired,
   type Target,
+  WARMUP,
 } from './load.js';
-import { fmt, log, num, printTargets, type TargetRow } from './report.js';
+import { fmt, log, printTargets, type TargetRow } from './report.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const root = resolve(here, '..', '..');
-const SECONDS = num('BENCH_SECONDS', 8);
-const WARMUP = num('BENCH_WARMUP_SECONDS', 2);
-const FILL_TO = num('BENCH_FILL_TO', 100_000);
-const CONNECTIONS = 50;
-const SLICES = Math.round(num('BENCH_SLICES', 4));
-/** Warm-up of every slice after a server's first (a new pool's connections, no JIT to warm). */
-const SLICE_WARMUP_MS = 500;
 
 /** Latency of a 700-byte append + fdatasync on the bridge's filesystem (what every ack waits for). */
 async function syncLatency(dir: string): Promise<{ p50: number; p90: number }> {
@@ -69,7 +68,7 @@ async function main(): Promise<void> {
   const prof = process.env['BENCH_CPU_PROF'];
   const bridgeArgs = [
     ...(prof ? ['--cpu-prof', '--cpu-prof-dir', resolve(prof)] : []),
-    join(root, 'dist', 'src', 'cli', 'main.cjs'),
+    HARNESS_CLI,
     'bridge',
   ];
   const echo = await startChild(

@@ -1,5 +1,19 @@
 import { performance } from 'node:perf_hooks';
 import { Client, Pool } from 'undici';
+import { num } from './report.js';
+
+/**
+ * The closed-loop knobs bench:ingest and bench:store share: measured seconds per server and phase
+ * (BENCH_SECONDS), the first slice's warm-up (BENCH_WARMUP_SECONDS), slices per phase
+ * (BENCH_SLICES), the events a run is filled to (BENCH_FILL_TO), the connections, and the warm-up
+ * of every later slice (a new pool's connections, no JIT to warm).
+ */
+export const SECONDS = num('BENCH_SECONDS', 8);
+export const WARMUP = num('BENCH_WARMUP_SECONDS', 2);
+export const SLICES = Math.round(num('BENCH_SLICES', 4));
+export const FILL_TO = num('BENCH_FILL_TO', 100_000);
+export const CONNECTIONS = 50;
+export const SLICE_WARMUP_MS = 500;
 
 export interface Target {
   origin: string;

@@ -16,29 +16,25 @@
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { startPgCluster } from '../test/helpers/pg-cluster.js';
-import { bridgeEnv, type Child, startChild } from './children.js';
+import { bridgeEnv, type Child, HARNESS_CLI, startChild } from './children.js';
 import {
+  CONNECTIONS,
   closedLoop,
   eventBody,
+  FILL_TO,
   fill,
   type LoadResult,
   median,
+  SECONDS,
+  SLICE_WARMUP_MS,
+  SLICES,
   sequentialPaired,
   type Target,
+  WARMUP,
 } from './load.js';
-import { fmt, log, num, printTargets, type TargetRow } from './report.js';
-
-const here = fileURLToPath(new URL('.', import.meta.url));
-const root = resolve(here, '..', '..');
-const SECONDS = num('BENCH_SECONDS', 8);
-const WARMUP = num('BENCH_WARMUP_SECONDS', 2);
-const SLICES = Math.round(num('BENCH_SLICES', 4));
-const FILL_TO = num('BENCH_FILL_TO', 100_000);
-const CONNECTIONS = 50;
-const SLICE_WARMUP_MS = 500;
+import { fmt, log, printTargets, type TargetRow } from './report.js';
 
 async function main(): Promise<void> {
   const cluster = await startPgCluster();
@@ -57,7 +53,7 @@ async function main(): Promise<void> {
     const env: NodeJS.ProcessEnv = shared
       ? { ...shared, HARNESS_DATA_DIR: own['HARNESS_DATA_DIR'], HOME: own['HOME'] }
       : { ...own, ...(database ? { HARNESS_DATABASE_URL: cluster.url } : {}) };
-    const child = await startChild([join(root, 'dist', 'src', 'cli', 'main.cjs'), 'bridge'], env, 'bridge');
+    const child = await startChild([HARNESS_CLI, 'bridge'], env, 'bridge');
     children.push(child);
     const target = {
       origin: child.url,
