@@ -2,6 +2,7 @@ import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { doctor } from '../connectors/doctor.js';
+import { NOT_AGENT_SIDE } from '../contract/agent-side.js';
 import { printable } from './connect.js';
 import { refuseCredentials } from './env.js';
 import { cliLauncher } from './launcher.js';
@@ -18,7 +19,7 @@ export function registerDoctor(program: Command): void {
     .description("check this project's connector set-up: bridge, token, runtimes, connector.json, outbox")
     .option('--project <dir>', 'the project to check (default: the current directory)')
     .action(async (opts: { project?: string }) => {
-      refuseCredentials(['HARNESS_HUMAN_APPROVAL_TOKEN', 'HARNESS_BRIDGE_INTEGRITY_KEY'], 'harness doctor');
+      refuseCredentials(NOT_AGENT_SIDE, 'harness doctor');
       const checks = await doctor({
         projectDir: resolve(opts.project ?? '.'),
         home: process.env['HOME'] || homedir(),

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { type Command, Option } from 'commander';
 import type { RunEvent, RunMode } from '../contract/index.js';
 import {
@@ -11,7 +12,7 @@ import {
   STATUSES,
 } from '../contract/index.js';
 import { refuseIntegrityKey, requireEnv, UsageError } from './env.js';
-import { bridgeRequest, describeFailure } from './http.js';
+import { BridgeTimeout, bridgeRequest, describeFailure } from './http.js';
 import { terminalJson } from './terminal.js';
 
 const DEFAULT_SOURCE: Record<RunMode, RunEvent['eventSource']> = {
@@ -52,15 +53,20 @@ export function addEventOrigin(command: Command): Command {
         '--source <eventSource>',
         'default: api (live), local-jsonl (replay), static-blueprint',
       ).choices(EVENT_SOURCES),
+    )
+    .option(
+      '--event-id <id>',
+      'the event ID (default: a new UUID); the same ID posted again is answered as a duplicate, never stored twice',
     );
 }
 
 /** The fields addEventOrigin's options give an event. */
 export function eventOrigin(
   opts: Record<string, unknown>,
-): Pick<RunEvent, 'actor' | 'runMode' | 'eventSource'> {
+): Pick<RunEvent, 'id' | 'actor' | 'runMode' | 'eventSource'> {
   const mode = opts['mode'] as RunMode;
   return {
+    ...(opts['eventId'] === undefined ? {} : { id: opts['eventId'] as string }),
     actor: opts['actor'] as RunEvent['actor'],
     runMode: mode,
     eventSource: (opts['source'] as RunEvent['eventSource'] | undefined) ?? DEFAULT_SOURCE[mode],
@@ -70,7 +76,8 @@ export function eventOrigin(
 /**
  * Posts one event with the access token (and the human token for a grant or deny) and prints the
  * bridge's answer: exit 0 when it is stored, 1 with the refusal on stderr otherwise. Shared by
- * `harness emit` and `harness node`.
+ * `harness emit` and `harness node`. The event gets its ID here when it has none, so that a post
+ * the bridge did not answer in time can be repeated safely: the error names the ID to repeat it with.
  */
 export async function postEvent(
   command: string,
@@ -93,11 +100,20 @@ export async function postEvent(
       );
     headers['x-harness-human-token'] = human;
   }
-  const res = await bridgeRequest(`/runs/${encodeURIComponent(runId)}/events`, {
-    method: 'POST',
-    body: event,
-    headers,
-  });
+  event['id'] ??= randomUUID();
+  let res: Awaited<ReturnType<typeof bridgeRequest>>;
+  try {
+    res = await bridgeRequest(`/runs/${encodeURIComponent(runId)}/events`, {
+      method: 'POST',
+      body: event,
+      headers,
+    });
+  } catch (err) {
+    if (!(err instanceof BridgeTimeout)) throw err;
+    throw new BridgeTimeout(
+      `${err.message}; it may have stored the event: post it again with --event-id ${String(event['id'])}, which the bridge answers as a duplicate if it did`,
+    );
+  }
   if (res.status >= 300) {
     process.stderr.write(`${describeFailure(res)}\n`);
     process.exitCode = 1;
@@ -128,7 +144,6 @@ export function registerEmit(program: Command): void {
     .option('--approval-owner <owner>')
     .option('--approval-scope <scope>')
     .option('--self-heal-pr-url <url>')
-    .option('--event-id <id>')
     .action(
       async (
         runId: string,
@@ -144,7 +159,6 @@ export function registerEmit(program: Command): void {
           status: opts['status'],
           ...eventOrigin(opts),
         };
-        if (opts['eventId'] !== undefined) event['id'] = opts['eventId'];
         if (opts['nodeState'] !== undefined) event['nodeState'] = opts['nodeState'];
         for (const field of OPTIONAL_FIELDS) if (opts[field] !== undefined) event[field] = opts[field];
         await postEvent('harness emit', runId, event);

@@ -50,6 +50,23 @@ export function parseEnvFile(text: string): Record<string, string> {
   return env;
 }
 
+/** An integer variable within `range`, its default when unset; anything else a usage error. */
+export function readIntegerVar(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  range: { min: number; max: number; default: number },
+): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return range.default;
+  if (!/^[0-9]{1,9}$/.test(raw))
+    throw new UsageError(`${name} must be an integer from ${range.min} to ${range.max}`);
+  const value = Number(raw);
+  if (value < range.min || value > range.max) {
+    throw new UsageError(`${name} must be an integer from ${range.min} to ${range.max}`);
+  }
+  return value;
+}
+
 export function requireEnv(name: string, env: NodeJS.ProcessEnv = process.env): string {
   const value = env[name];
   if (value === undefined || value === '') throw new UsageError(`${name} is not set in the environment`);

@@ -1,5 +1,6 @@
 import { BridgeError } from '../contract/errors.js';
-import { bridgeUrl } from './env.js';
+import { CLIENT_TIMEOUT_MS } from '../contract/limits.js';
+import { bridgeUrl, readIntegerVar } from './env.js';
 import { terminalText } from './terminal.js';
 
 export interface BridgeResponse {
@@ -8,27 +9,51 @@ export interface BridgeResponse {
   headers: Headers;
 }
 
-/** One request to the bridge; a network failure is reported as such, never as a bridge answer. */
+/** The bridge gave no whole answer within HARNESS_CLIENT_TIMEOUT_MS: what was sent may have been stored. */
+export class BridgeTimeout extends Error {
+  override readonly name = 'BridgeTimeout';
+}
+
+/**
+ * One request to the bridge; a network failure is reported as such, never as a bridge answer.
+ * Bounded by HARNESS_CLIENT_TIMEOUT_MS from the request to the last byte of the answer, so a bridge
+ * that accepts the connection and never answers (stopped with SIGSTOP, wedged) cannot hang the
+ * command: past it, BridgeTimeout.
+ */
 export async function bridgeRequest(
   path: string,
   init: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<BridgeResponse> {
   const url = new URL(path, bridgeUrl(env));
+  const timeoutMs = readIntegerVar(env, 'HARNESS_CLIENT_TIMEOUT_MS', CLIENT_TIMEOUT_MS);
+  const signal = AbortSignal.timeout(timeoutMs);
+  const timedOut = () =>
+    new BridgeTimeout(
+      `the bridge at ${url.origin} gave no answer within ${timeoutMs / 1000} s (HARNESS_CLIENT_TIMEOUT_MS)`,
+    );
   const headers: Record<string, string> = { ...init.headers };
   if (init.body !== undefined) headers['content-type'] = 'application/json';
   let res: Response;
+  let text: string;
   try {
     res = await fetch(url, {
       method: init.method ?? 'GET',
       headers,
       redirect: 'error',
+      signal,
       ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
     });
   } catch (err) {
+    if (signal.aborted) throw timedOut();
     throw new Error(unreachable(url.origin, err as Error));
   }
-  const text = await res.text();
+  try {
+    text = await res.text();
+  } catch (err) {
+    if (signal.aborted) throw timedOut();
+    throw err;
+  }
   let body: Record<string, unknown>;
   try {
     body = JSON.parse(text) as Record<string, unknown>;

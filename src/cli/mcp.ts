@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
+import { NOT_AGENT_SIDE } from '../contract/agent-side.js';
 import { bridgeUrl, refuseCredentials, requireEnv } from './env.js';
 
 /**
  * `harness mcp`: the stdio tool server (CONTRACT section 8). It holds the access token only: with
- * the integrity key or the human approval token in its environment it refuses to start (one line,
+ * the integrity key, the export key or the human approval token in its environment it refuses to start (one line,
  * exit 2), so an agent that configures it can never mint approvals or forge run state. stdout is
  * the protocol channel: nothing else is ever written to it.
  */
@@ -14,7 +15,7 @@ export function registerMcp(program: Command): void {
       'serve the harness.* tools over stdio for an MCP client (token from HARNESS_BRIDGE_ACCESS_TOKEN, else connector.json tokenFile)',
     )
     .action(async () => {
-      refuseCredentials(['HARNESS_BRIDGE_INTEGRITY_KEY', 'HARNESS_HUMAN_APPROVAL_TOKEN'], 'harness mcp');
+      refuseCredentials(NOT_AGENT_SIDE, 'harness mcp');
       // As the hooks do: the environment's token, else the agent.env file connector.json names.
       const { clientToken } = await import('../connectors/config.js');
       const token =

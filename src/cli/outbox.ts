@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { clientToken } from '../connectors/config.js';
 import { refusal } from '../connectors/context.js';
 import { flushFile, isOutboxFileName, outboxDir } from '../connectors/outbox.js';
+import { NOT_AGENT_SIDE } from '../contract/agent-side.js';
 import { bridgeUrl, refuseCredentials, UsageError } from './env.js';
 import { terminalText } from './terminal.js';
 
@@ -26,7 +27,7 @@ export function registerOutbox(program: Command): void {
       'deliver every queued event, in order (token from HARNESS_BRIDGE_ACCESS_TOKEN or connector.json)',
     )
     .action(async () => {
-      refuseCredentials(['HARNESS_BRIDGE_INTEGRITY_KEY', 'HARNESS_HUMAN_APPROVAL_TOKEN'], 'harness outbox');
+      refuseCredentials(NOT_AGENT_SIDE, 'harness outbox');
       const token = await clientToken(process.env, process.cwd());
       if (token === null)
         throw new UsageError(

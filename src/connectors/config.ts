@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { NOT_AGENT_SIDE } from '../contract/agent-side.js';
 
 /**
  * `.harness/connector.json`: how a project's agent sessions report to the bridge. Read by every
@@ -225,7 +226,7 @@ export async function accessToken(config: ConnectorConfig, env: NodeJS.ProcessEn
   const file = parseEnvFile(readFileSync(config.tokenFile, 'utf8'));
   // The agent's side holds the access token only (SPEC Authentication 7): a file that holds more is
   // the bridge's or the approval shell's, and naming it here would hand those to the agent.
-  if (file['HARNESS_HUMAN_APPROVAL_TOKEN'] || file['HARNESS_BRIDGE_INTEGRITY_KEY'])
+  if (NOT_AGENT_SIDE.some((name) => file[name]))
     throw new Error(
       `tokenFile ${config.tokenFile} holds more than the access token: name agent.env, never dev.env or approve.env`,
     );

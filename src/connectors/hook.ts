@@ -1,4 +1,5 @@
 import { isAbsolute } from 'node:path';
+import { NOT_AGENT_SIDE } from '../contract/agent-side.js';
 import { type ConnectorConfig, ConnectorConfigError, loadConfig } from './config.js';
 import { NOT_A_PAYLOAD, parsePayload } from './payload.js';
 import { matchRedZone } from './redzone.js';
@@ -17,7 +18,7 @@ export async function runHook(
   input: string,
   env: NodeJS.ProcessEnv,
 ): Promise<HookAnswer> {
-  for (const name of ['HARNESS_HUMAN_APPROVAL_TOKEN', 'HARNESS_BRIDGE_INTEGRITY_KEY'])
+  for (const name of NOT_AGENT_SIDE)
     if (env[name])
       return {
         exitCode: 1,

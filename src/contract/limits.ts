@@ -83,6 +83,12 @@ export function canonicalTrustPin(value: string): string | null {
 }
 export const MAX_EVENTS_PER_RUN = { default: 100_000, min: 1, max: 1_000_000 } as const;
 export const PROXY_TIMEOUT_MS = { default: 10_000, min: 100, max: 120_000 } as const;
+/**
+ * HARNESS_CLIENT_TIMEOUT_MS: how long one CLI or MCP request to the bridge may take, body included.
+ * The default outlasts the slowest answer the bridge gives on purpose: a completion or a read of a
+ * completed run, whose validators have 120 s.
+ */
+export const CLIENT_TIMEOUT_MS = { default: 180_000, min: 1000, max: 600_000 } as const;
 /** Files larger than this are hashed in the worker pool; smaller ones inline. */
 export const INLINE_HASH_MAX_BYTES = 64 * 1024;
 /**

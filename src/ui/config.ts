@@ -1,4 +1,5 @@
-import { bridgeUrl, refuseCredentials, requireEnv, UsageError } from '../cli/env.js';
+import { bridgeUrl, readIntegerVar, refuseCredentials, requireEnv, UsageError } from '../cli/env.js';
+import { NOT_AGENT_SIDE } from '../contract/agent-side.js';
 import { PROXY_TIMEOUT_MS } from '../contract/limits.js';
 import { isLoopbackHost, unbracketed } from '../contract/loopback.js';
 
@@ -16,28 +17,12 @@ export interface UiConfig {
   timeoutMs: number;
 }
 
-export function readIntegerVar(
-  env: NodeJS.ProcessEnv,
-  name: string,
-  range: { min: number; max: number; default: number },
-): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return range.default;
-  if (!/^[0-9]{1,9}$/.test(raw))
-    throw new UsageError(`${name} must be an integer from ${range.min} to ${range.max}`);
-  const value = Number(raw);
-  if (value < range.min || value > range.max) {
-    throw new UsageError(`${name} must be an integer from ${range.min} to ${range.max}`);
-  }
-  return value;
-}
-
 /**
  * The UI process holds the access token and nothing stronger (SPEC Authentication rule 7): the
- * integrity key or the human token in its environment means a mis-set shell, so it refuses to start.
+ * integrity key, the export key or the human token in its environment means a mis-set shell, so it refuses to start.
  */
 export function loadUiConfig(env: NodeJS.ProcessEnv = process.env): UiConfig {
-  refuseCredentials(['HARNESS_BRIDGE_INTEGRITY_KEY', 'HARNESS_HUMAN_APPROVAL_TOKEN'], 'harness ui', env);
+  refuseCredentials(NOT_AGENT_SIDE, 'harness ui', env);
   const host = unbracketed(env['HARNESS_UI_HOST'] || UI_DEFAULT_HOST);
   if (!isLoopbackHost(host)) throw new UsageError('HARNESS_UI_HOST must be a loopback address');
   const port = readIntegerVar(env, 'HARNESS_UI_PORT', { min: 0, max: 65535, default: UI_DEFAULT_PORT });

@@ -1,5 +1,8 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t from 'tap';
-import { type ConnectorConfigError, parseConnectorConfig } from '../../src/connectors/config.js';
+import { accessToken, type ConnectorConfigError, parseConnectorConfig } from '../../src/connectors/config.js';
 import { freshEventId, runFileStem } from '../../src/connectors/names.js';
 import { isOutboxFileName } from '../../src/connectors/outbox.js';
 import { runIdFor } from '../../src/connectors/session.js';
@@ -32,6 +35,23 @@ t.test('defaults, and relative paths resolved against the project', async (t) =>
     deadlineMs: 2000,
     redZone: [],
   });
+});
+
+t.test('a tokenFile holding more than the access token is refused, whatever more it holds', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'token-file-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'agent.env');
+  const config = parse({ schema: 'harness.connector.v1', tokenFile: file });
+  await writeFile(file, 'HARNESS_BRIDGE_ACCESS_TOKEN=a-token\n');
+  t.equal(await accessToken(config, {}), 'a-token', 'agent.env: the access token');
+  for (const name of [
+    'HARNESS_BRIDGE_INTEGRITY_KEY',
+    'HARNESS_BRIDGE_EXPORT_KEY',
+    'HARNESS_HUMAN_APPROVAL_TOKEN',
+  ]) {
+    await writeFile(file, `HARNESS_BRIDGE_ACCESS_TOKEN=a-token\n${name}=x\n`);
+    await t.rejects(accessToken(config, {}), /holds more than the access token/, name);
+  }
 });
 
 t.test('every problem is listed, unknown fields included', async (t) => {

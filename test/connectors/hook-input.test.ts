@@ -26,12 +26,18 @@ t.test('malformed standard input: exit 1, one line, nothing posted or queued', a
   t.same(await readdir(join(b.t.dir, '.harness')).catch(() => []), [], 'nothing queued');
 });
 
-t.test('the hook refuses to run holding the human token or the integrity key', async (t) => {
+t.test('the hook refuses to run holding the human token, the integrity key or the export key', async (t) => {
   const b = await startTestBridge();
   t.teardown(() => b.close());
   const payload = await fixture('claude-code', 'SessionStart', { cwd: b.t.artifactRoot });
-  for (const name of ['HARNESS_HUMAN_APPROVAL_TOKEN', 'HARNESS_BRIDGE_INTEGRITY_KEY']) {
-    const r = await runHookCli('claude-code', payload, { ...agentEnv(b), [name]: b.t.env[name]! });
+  const values: Record<string, string> = {
+    HARNESS_HUMAN_APPROVAL_TOKEN: b.t.env['HARNESS_HUMAN_APPROVAL_TOKEN']!,
+    HARNESS_BRIDGE_INTEGRITY_KEY: b.t.env['HARNESS_BRIDGE_INTEGRITY_KEY']!,
+    // Refused by its presence: the value is never read.
+    HARNESS_BRIDGE_EXPORT_KEY: Buffer.alloc(48, 7).toString('base64'),
+  };
+  for (const [name, value] of Object.entries(values)) {
+    const r = await runHookCli('claude-code', payload, { ...agentEnv(b), [name]: value });
     t.equal(r.code, 1, name);
     t.match(r.stderr, new RegExp(`^harness hook refuses to run: ${name}`));
   }
