@@ -14,6 +14,7 @@ import { headSeal, StoreUnavailable, verifyRows } from '../storage/pg/journal.js
 import { RunLeases } from '../storage/pg/leases.js';
 import { readPgRun } from '../storage/pg/run-read.js';
 import {
+  carriesPassword,
   DATABASE_URL_NAME,
   databaseUrlSecrets,
   parseDatabaseUrl,
@@ -358,8 +359,14 @@ export function registerStoreCopy(program: Command): void {
   store
     .command('copy')
     .description('copy runs between a data directory and a PostgreSQL database, verifying every record')
-    .requiredOption('--from <dir|url>', 'the source: a data directory or a postgres:// URL')
-    .requiredOption('--to <url|dir>', 'the target: a postgres:// URL or a data directory')
+    .requiredOption(
+      '--from <dir|url>',
+      'the source: a data directory, a postgres:// URL without its password (PGPASSWORD or ~/.pgpass), or env:NAME for the URL in variable NAME',
+    )
+    .requiredOption(
+      '--to <url|dir>',
+      'the target: a data directory, a postgres:// URL or env:NAME, as for --from',
+    )
     .option('--run <id...>', 'only these runs (default: every run of the source)')
     .option('--json', 'print a machine-readable report')
     .action(async (opts: CopyOptions) => {
@@ -367,8 +374,36 @@ export function registerStoreCopy(program: Command): void {
     });
 }
 
-async function storeCopy(opts: CopyOptions): Promise<number> {
+/**
+ * A side as given: `env:NAME` is the URL the variable NAME holds, so that a URL with its password
+ * never appears among the process's arguments, which every local user can list. A URL given as
+ * an argument must carry no password (PGPASSWORD or ~/.pgpass give it to node-postgres instead).
+ */
+function side(option: '--from' | '--to', value: string, env: NodeJS.ProcessEnv): string {
+  const named = /^env:(.*)$/s.exec(value)?.[1];
+  if (named !== undefined) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(named))
+      throw new UsageError(`${option}: env:${named} is not a variable name`);
+    const url = env[named];
+    if (!url) throw new UsageError(`${option} names ${named}, which is not set in the environment`);
+    if (!POSTGRES_URL.test(url))
+      throw new UsageError(`${option} names ${named}, which does not hold a postgres:// URL`);
+    return url;
+  }
+  if (POSTGRES_URL.test(value) && carriesPassword(value))
+    throw new UsageError(
+      `${option} holds a password, which every local user can read among the process's arguments: leave it out and set PGPASSWORD (or ~/.pgpass), or give the URL in a variable as env:NAME`,
+    );
+  return value;
+}
+
+async function storeCopy(given: CopyOptions): Promise<number> {
   const isUrl = (s: string) => POSTGRES_URL.test(s);
+  const opts = {
+    ...given,
+    from: side('--from', given.from, process.env),
+    to: side('--to', given.to, process.env),
+  };
   if (isUrl(opts.from) === isUrl(opts.to))
     throw new UsageError('one of --from and --to must be a data directory and the other a postgres:// URL');
   const ids = opts.run ?? [];

@@ -37,8 +37,16 @@ if (cluster !== null) {
     HARNESS_BRIDGE_INTEGRITY_KEY: source.env['HARNESS_BRIDGE_INTEGRITY_KEY']!,
     HARNESS_REVIEW_TRUST_SHA256: source.env['HARNESS_REVIEW_TRUST_SHA256']!,
   };
+  /** The URL side goes in a variable (`env:NAME`): a URL with its password is refused as an argument. */
   const copy = async (from: string, to: string, ...more: string[]) => {
-    const r = await runCli(['store', 'copy', '--from', from, '--to', to, ...more], env);
+    const urls: Record<string, string> = {};
+    const named = (name: string, value: string) => {
+      if (!/^postgres/.test(value)) return value;
+      urls[name] = value;
+      return `env:${name}`;
+    };
+    const args = ['--from', named('COPY_FROM', from), '--to', named('COPY_TO', to), ...more];
+    const r = await runCli(['store', 'copy', ...args], { ...env, ...urls });
     t.notOk(`${r.stdout}${r.stderr}`.includes(cluster.password), 'the password is never printed');
     return r;
   };
@@ -201,23 +209,62 @@ if (cluster !== null) {
     t.same(await tree(dir), files, 'no file changed');
   });
 
+  t.test('a URL argument without its password, the password in PGPASSWORD', async (t) => {
+    const url = (await freshUrl()).replace(/:[^:@/]*@/, '@');
+    t.notOk(url.includes(cluster.password));
+    const r = await runCli(['store', 'copy', '--from', source.dataDir, '--to', url], {
+      ...env,
+      PGPASSWORD: cluster.password,
+    });
+    t.equal(r.exitCode, 0, r.stderr);
+    t.match(r.stdout, /^2 copied, 0 already there, 0 refused/m);
+  });
+
   t.test('refusals: exit 2, one line, nothing written', async (t) => {
     const dir = join(source.dir, 'never');
+    const withUrl = { ...env, U: cluster.url };
     const cases: [string[], Record<string, string>, RegExp][] = [
       [['--from', source.dataDir, '--to', dir], env, /one of --from and --to must be a data directory/],
-      [['--from', cluster.url, '--to', cluster.url], env, /one of --from and --to/],
-      [['--from', cluster.url, '--to', dir, '--run', '../x'], env, /is not canonical/],
-      [['--from', cluster.url, '--to', dir], { PATH: env.PATH }, /HARNESS_BRIDGE_INTEGRITY_KEY is not set/],
+      [['--from', 'env:U', '--to', 'env:U'], withUrl, /one of --from and --to/],
+      [['--from', 'env:U', '--to', dir, '--run', '../x'], withUrl, /is not canonical/],
       [
-        ['--from', cluster.urlWith({ database: 'nowhere' }), '--to', dir],
-        env,
+        ['--from', 'env:U', '--to', dir],
+        { PATH: env.PATH, U: cluster.url },
+        /HARNESS_BRIDGE_INTEGRITY_KEY is not set/,
+      ],
+      [
+        ['--from', 'env:U', '--to', dir],
+        { ...env, U: cluster.urlWith({ database: 'nowhere' }) },
         /^harness: --from: cannot connect to PostgreSQL .*the database does not exist/,
       ],
       [
-        ['--from', cluster.urlWith({ password: 'not-the-password-7x' }), '--to', dir],
-        env,
+        ['--from', 'env:U', '--to', dir],
+        { ...env, U: cluster.urlWith({ password: 'not-the-password-7x' }) },
         /password authentication failed/,
       ],
+      // A password among the arguments is readable by every local user (ps): refused before use.
+      [
+        ['--from', cluster.url, '--to', dir],
+        env,
+        /^harness: --from holds a password, which every local user can read/,
+      ],
+      [
+        [
+          '--from',
+          source.dataDir,
+          '--to',
+          `${cluster.url.replace(/:[^:@/]*@/, '@')}&password=${cluster.password}`,
+        ],
+        env,
+        /^harness: --to holds a password/,
+      ],
+      [['--from', 'env:NOT_SET', '--to', dir], env, /^harness: --from names NOT_SET, which is not set/],
+      [
+        ['--from', 'env:U', '--to', dir],
+        { ...env, U: dir },
+        /^harness: --from names U, which does not hold a postgres:\/\/ URL/,
+      ],
+      [['--from', 'env:1U', '--to', dir], withUrl, /^harness: --from: env:1U is not a variable name/],
     ];
     for (const [args, e, why] of cases) {
       const r = await runCli(['store', 'copy', ...args], e);

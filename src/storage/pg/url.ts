@@ -78,6 +78,11 @@ export function redactDatabaseUrl(text: string): string {
  * `loggerOptions`, like the credentials): the URL itself and its password as node-postgres reads
  * it, as written in the URL and percent-encoded. Empty for no URL.
  */
+/** Whether the URL carries a password: in its user part or in a password parameter. */
+export function carriesPassword(text: string): boolean {
+  return databaseUrlSecrets(text).some((secret) => secret !== text);
+}
+
 export function databaseUrlSecrets(text: string | null): string[] {
   if (text === null || text === '') return [];
   const secrets = [text];
