@@ -1,8 +1,10 @@
+import { generateKeyPairSync } from 'node:crypto';
 import t from 'tap';
 import type { TSchema } from '#typebox';
 import { Compile } from '#typebox/compile';
 import { AuthenticatedHealth, PublicHealth } from '../../src/server/routes/health.js';
-import { cleanup, ev, startTestBridge } from '../helpers/bridge.js';
+import { exportKeyId } from '../../src/storage/bundle-seal.js';
+import { cleanup, ev, makeTestEnv, startTestBridge } from '../helpers/bridge.js';
 import { assertEnvelope, expectRejected } from '../helpers/expect.js';
 
 /** The first few ways `body` misses `schema` (the bridge serializes with JSON.stringify, unchecked). */
@@ -136,6 +138,7 @@ t.test('GET /health', async (t) => {
       integrityKey: 'configured',
       accessToken: 'configured',
       humanApprovalToken: 'configured',
+      exportKey: { state: 'not configured' },
     });
     t.same(Object.keys(r.body['cache']).sort(), ['executions', 'hits']);
     t.same(schemaErrors(AuthenticatedHealth, r.body), [], 'the answer matches its closed schema');
@@ -209,4 +212,17 @@ t.test('no response ever carries a credential value', async (t) => {
     for (const s of secrets) t.notOk(text.includes(s), 'no credential in the response');
     t.notOk(text.includes(b.t.artifactRoot), 'no absolute artifact root in a run answer');
   }
+});
+
+t.test('GET /health with an export key: its key ID, never the key', async (t) => {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const text = privateKey.export({ type: 'pkcs8', format: 'der' }).toString('base64');
+  const te = await makeTestEnv();
+  te.env['HARNESS_BRIDGE_EXPORT_KEY'] = text;
+  const b = await startTestBridge(te);
+  t.teardown(() => cleanup(b));
+  const r = await b.req('GET', '/health');
+  t.same(r.body['credentials']['exportKey'], { state: 'configured', keyId: exportKeyId(publicKey) });
+  t.same(schemaErrors(AuthenticatedHealth, r.body), [], 'the answer matches its closed schema');
+  t.notOk(JSON.stringify(r.body).includes(text), 'the key is not in the answer');
 });

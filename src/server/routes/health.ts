@@ -51,6 +51,11 @@ export const AuthenticatedHealth = closed({
     integrityKey: Type.Literal('configured'),
     accessToken: Type.Literal('configured'),
     humanApprovalToken: Type.Literal('configured'),
+    /** Optional: without it the bridge serves no export route. Its key ID, never the key. */
+    exportKey: Type.Union([
+      closed({ state: Type.Literal('configured'), keyId: Type.String() }),
+      closed({ state: Type.Literal('not configured') }),
+    ]),
   }),
   trustPin: Type.String(),
   repositoryAdapter: Type.Union(
@@ -151,6 +156,10 @@ export function registerHealthRoute(app: FastifyInstance, ctx: BridgeContext): v
           integrityKey: 'configured',
           accessToken: 'configured',
           humanApprovalToken: 'configured',
+          exportKey:
+            env.exportKey === null
+              ? { state: 'not configured' }
+              : { state: 'configured', keyId: env.exportKey.keyId },
         },
         trustPin: env.trustPin,
         repositoryAdapter:
