@@ -330,4 +330,54 @@ if (cluster !== null) {
       'a read of the run reads its records, and the probe sees it',
     );
   });
+
+  t.test('a batch one run of which clashes with another writer fails that run alone', async (t) => {
+    const te = await makeTestEnv();
+    const b = await startTestBridge(te);
+    t.teardown(() => cleanup(b));
+    for (const run of ['clash', 'other', 'first'])
+      t.equal((await b.req('POST', `/runs/${run}/events`, ev({ id: `${run}-0` }))).status, 201);
+    // Another writer (a bridge whose lease on the run had lapsed) committed record 1 of `clash`.
+    const db = sql(te);
+    t.teardown(() => db.end());
+    await db.query(`INSERT INTO harness_records (run_id, seq, line) VALUES ('clash', 1, '{}')`);
+    // Hold one batch in flight, so the posts to `clash` and `other` queue behind it and share the next.
+    const pool = (b.ctx.store as unknown as { opts: { pool: pg.Pool } }).opts.pool;
+    const original = pool.query;
+    let release!: () => void;
+    const held = new Promise<void>((done) => (release = done));
+    let batches = 0;
+    pool.query = async function (this: pg.Pool, ...args: unknown[]) {
+      const q = args[0] as string | { text: string };
+      const text = typeof q === 'string' ? q : q.text;
+      if (text.startsWith('WITH ins AS') && batches++ === 0) await held;
+      return (original as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof pool.query;
+    t.teardown(() => {
+      pool.query = original;
+    });
+    const first = b.req('POST', '/runs/first/events', ev({ id: 'first-1' }));
+    while (batches === 0) await new Promise((r) => setTimeout(r, 5));
+    const clash = b.req('POST', '/runs/clash/events', ev({ id: 'clash-1' }));
+    const other = b.req('POST', '/runs/other/events', ev({ id: 'other-1' }));
+    await new Promise((r) => setTimeout(r, 100));
+    release();
+    t.equal((await first).status, 201);
+    t.equal((await other).status, 201, 'the run that clashed with nothing is stored');
+    const refused = await clash;
+    t.equal(refused.status, 503, 'the clashing run is refused');
+    t.equal(refused.body['error'], 'bridge_busy');
+    t.ok(batches >= 3, `the shared batch failed and was committed run by run (${batches} batch statements)`);
+    t.same(
+      (await db.query(`SELECT run_id, seq FROM harness_records WHERE seq = 1 ORDER BY run_id`)).map(
+        (r) => `${r.run_id}:${r.seq}`,
+      ),
+      ['clash:1', 'first:1', 'other:1'],
+    );
+    t.same(
+      (await db.query(`SELECT line FROM harness_records WHERE run_id = 'clash' AND seq = 1`))[0].line,
+      '{}',
+      "the other writer's row is untouched",
+    );
+  });
 }

@@ -172,6 +172,9 @@ interface Pending {
  * store reopens the run from the database, which then holds the truth (a commit whose answer was
  * lost may have landed; the client's retry with the same event id then finds it).
  */
+/** PostgreSQL's unique_violation: a (run_id, seq) another writer committed first. */
+const UNIQUE_VIOLATION = '23505';
+
 export class CommitQueue {
   private pending: Pending[] = [];
   private running = false;
@@ -206,21 +209,45 @@ export class CommitQueue {
         else batch.push(p);
       }
       if (batch.length === 0) continue;
-      try {
-        await this.commit(batch);
-      } catch (err) {
-        const failure = new StoreUnavailable(
-          `the run store could not commit ${batch.length} record${batch.length === 1 ? '' : 's'}: ${(err as Error).message}`,
-          { cause: err },
-        );
-        for (const p of batch) p.journal.fail(failure);
-        for (const p of batch) p.reject(failure);
-        continue;
+      const err = await this.settle(batch);
+      if (err === null) continue;
+      const runs = new Map<PgJournal, Pending[]>();
+      for (const p of batch) {
+        const records = runs.get(p.journal);
+        if (records === undefined) runs.set(p.journal, [p]);
+        else records.push(p);
       }
-      this.onBatch(batch.length);
-      for (const p of batch) p.resolve();
+      if (runs.size > 1 && (err as { code?: unknown }).code === UNIQUE_VIOLATION) {
+        // One run's records clashed with rows another bridge committed after its lease lapsed. The
+        // statement stored nothing, so each run is committed on its own and only that run fails.
+        for (const records of runs.values()) {
+          const own = await this.settle(records);
+          if (own !== null) this.failAll(records, own);
+        }
+      } else this.failAll(batch, err);
     }
     this.running = false;
+  }
+
+  /** Commits `batch` and acknowledges it: null, or the error that stored none of it. */
+  private async settle(batch: Pending[]): Promise<unknown> {
+    try {
+      await this.commit(batch);
+    } catch (err) {
+      return err;
+    }
+    this.onBatch(batch.length);
+    for (const p of batch) p.resolve();
+    return null;
+  }
+
+  private failAll(batch: Pending[], err: unknown): void {
+    const failure = new StoreUnavailable(
+      `the run store could not commit ${batch.length} record${batch.length === 1 ? '' : 's'}: ${(err as Error).message}`,
+      { cause: err },
+    );
+    for (const p of batch) p.journal.fail(failure);
+    for (const p of batch) p.reject(failure);
   }
 
   private async commit(batch: Pending[]): Promise<void> {
