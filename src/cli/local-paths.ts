@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { DEFAULT_ARTIFACT_BY_NODE, type NodeId } from '../contract/index.js';
 import {
   AdapterPolicyError,
@@ -18,6 +19,15 @@ export async function realArtifactRoot(dir: string): Promise<string> {
   } catch (err) {
     throw new UsageError(`--artifact-root: ${err instanceof ArtifactError ? err.message : String(err)}`);
   }
+}
+
+/**
+ * Where `harness replay` writes a bundle's artifacts when no --artifact-root is given: one new
+ * directory per replay run under ~/.harness/replays, beside the client's other files (outbox,
+ * connector state, dev credentials).
+ */
+export function replaysDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(env['HOME'] || homedir(), '.harness', 'replays');
 }
 
 export function repoRootFromEnv(env: NodeJS.ProcessEnv = process.env): string {

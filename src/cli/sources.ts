@@ -1,13 +1,17 @@
+import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { blueprint, checkAdapterFile } from '../sources/blueprint.js';
 import type { BridgeCall } from '../sources/client.js';
 import { SourceError } from '../sources/client.js';
+import { readRunInput } from '../sources/database.js';
 import { replay } from '../sources/replay.js';
+import { carriesArtifacts } from '../sources/replay-artifacts.js';
 import { readReplayInput } from '../sources/replay-input.js';
 import { startWatch } from '../sources/watch.js';
 import { refuseIntegrityKey, requireEnv, UsageError } from './env.js';
 import { exportPublicKey } from './export.js';
 import { bridgeRequest } from './http.js';
+import { realArtifactRoot, replaysDir } from './local-paths.js';
 import { Progress } from './progress.js';
 import { terminalJson, terminalText } from './terminal.js';
 
@@ -42,33 +46,68 @@ export function registerReplay(program: Command): void {
   program
     .command('replay')
     .description(
-      'post a recorded run (an exported bundle, or a JSONL file of contract events) as a new replay run',
+      'post a recorded run (an exported bundle, a JSONL file of contract events, or a run the bridge holds) as a new replay run',
     )
     .argument(
-      '<file>',
+      '[file]',
       'a bundle (harness export), verified first; or one RunEvent a line, every line checked first',
     )
-    .option('--as <runId>', 'the new run; default <file name>-replay-<n>, the first n not taken')
+    .option(
+      '--run <runId>',
+      'instead of FILE: a run the bridge holds, read through its API (source database)',
+    )
+    .option('--as <runId>', 'the new run; default <file name or run ID>-replay-<n>, the first n not taken')
     .option('--speed <n>', 'replay the recorded gaps (by ts) divided by n; default: no waiting')
     .option('--key <file>', "a bundle's export key (public half); default ~/.harness/dev/export-key.pub")
-    .action(async (file: string, opts: { as?: string; speed?: string; key?: string }) => {
+    .option(
+      '--artifact-root <dir>',
+      "the replay run's artifact root; for a bundle with artifacts, a new or empty directory to write them in",
+    )
+    .option('--adapter <file>', "the replay run's adapter (the recorded run's artifact paths come from it)")
+    .action(async (file: string | undefined, opts: ReplayFlags) => {
       await reporting(async () => {
+        if ((file === undefined) === (opts.run === undefined))
+          throw new UsageError('give exactly one of FILE and --run RUN_ID');
         const speed = speedOf(opts.speed);
+        const adapterPath = opts.adapter === undefined ? undefined : await checkAdapterFile(opts.adapter);
         const call = bridgeCall('harness replay');
-        const input = await readReplayInput(file, exportPublicKey(opts.key));
+        const input =
+          file === undefined
+            ? await readRunInput(call, opts.run!)
+            : await readReplayInput(file, exportPublicKey(opts.key));
+        // A bundle's bytes go into a directory made for them; any other root must exist already.
+        const artifactRoot =
+          opts.artifactRoot === undefined
+            ? undefined
+            : carriesArtifacts(input)
+              ? resolve(opts.artifactRoot)
+              : await realArtifactRoot(opts.artifactRoot);
         const progress = new Progress();
         progress.phase(input.events.length, 'events');
-        const runId = await replay(call, input, {
+        const made = await replay(call, input, {
           ...(opts.as === undefined ? {} : { as: opts.as }),
           ...(speed === undefined ? {} : { speed }),
+          ...(artifactRoot === undefined ? {} : { artifactRoot }),
+          ...(adapterPath === undefined ? {} : { adapterPath }),
+          replayRoot: (runId) => join(replaysDir(), runId),
           humanHeaders: () => ({ 'x-harness-human-token': requireEnv('HARNESS_HUMAN_APPROVAL_TOKEN') }),
           progress: (done) => progress.update(done),
         }).finally(() => progress.clear());
+        const root = made.artifactRoot === null ? {} : { artifactRoot: made.artifactRoot };
         process.stdout.write(
-          `${terminalJson({ runId, events: input.events.length, source: input.source })}\n`,
+          `${terminalJson({ runId: made.runId, events: input.events.length, source: input.source, ...root })}\n`,
         );
       });
     });
+}
+
+interface ReplayFlags {
+  run?: string;
+  as?: string;
+  speed?: string;
+  key?: string;
+  artifactRoot?: string;
+  adapter?: string;
 }
 
 export function registerBlueprint(program: Command): void {

@@ -173,7 +173,9 @@ export async function bundleReplayInput(
       `${basename(file)} holds no events (run ${bundle.manifest.runId} is ${bundle.manifest.status})`,
       2,
     );
-  return { source: 'run-packet', events, name: bundle.manifest.runId };
+  const input: ReplayInput = { source: 'run-packet', events, name: bundle.manifest.runId };
+  if (bundle.contents !== undefined) input.contents = bundle.contents;
+  return input;
 }
 
 /** One JSON object naming a bundle format: a JSONL file never parses whole, or has no `format`. */

@@ -141,12 +141,13 @@ t.test('replay and blueprint sources', async (t) => {
   });
 
   t.test('an event the bridge refuses stops the replay at its line, exit 1', async (t) => {
-    // Contract-valid, but this run has no artifact root to verify the artifact under.
+    // Contract-valid, but the root holds no such file: the bridge cannot verify the claim.
     const written = ev({ type: 'artifact.written', nodeId: 'intake', artifact: 'run/intake.json' });
     const file = await jsonl('refused.jsonl', [recorded[0]!, written, recorded[2]!]);
-    const r = await runCli(['replay', file], env);
+    const r = await runCli(['replay', file, '--artifact-root', b.t.artifactRoot], env);
     t.equal(r.exitCode, 1, r.stderr);
     t.match(r.stderr, /line 2 \(run refused-replay-1\)/);
+    t.match(r.stderr, /artifact_verification_failed/);
     t.equal((await run('refused-replay-1')).eventCount, 1, 'the events before it stay posted');
   });
 

@@ -1,0 +1,124 @@
+import { lstat } from 'node:fs/promises';
+import { RUN_ID_PATTERN } from '../contract/index.js';
+import { type BridgeCall, createFreshRun, type NewRunBody, SourceError } from './client.js';
+import type { ReplayInput } from './recorded.js';
+import {
+  carriesArtifacts,
+  isFreshRoot,
+  moveRoot,
+  refuseUnrootedClaims,
+  removeRoot,
+  writeArtifacts,
+} from './replay-artifacts.js';
+
+/** How the replay run is made: its ID, its artifact root and adapter. */
+export interface ReplayRunOptions {
+  /** The run to create; by default `<name>-replay-<n>`, the first n whose run does not exist. */
+  as?: string;
+  /**
+   * The run's artifact root (absolute): the claims are verified against it; for a bundle that
+   * carries its artifacts' bytes, the new or empty directory they are written into.
+   */
+  artifactRoot?: string;
+  /** Where a bundle's bytes go without `artifactRoot`: a new directory per replay run ID. */
+  replayRoot?: (runId: string) => string;
+  /** The run's adapter (absolute), as `harness blueprint --adapter` passes it. */
+  adapterPath?: string;
+}
+
+export interface ReplayRun {
+  runId: string;
+  artifactRoot: string | null;
+}
+
+const MAX_NUMBER = 1000;
+
+/**
+ * Creates the replay run, which must be new: a replay never appends to (or completes) a run that
+ * existed. A bundle's artifact bytes are written first, into `artifactRoot` or the run's
+ * `replayRoot`, and the run is created with that root, so the bridge verifies each replayed claim
+ * against them as it verifies any claim. Refused before anything is posted or written: claims with
+ * no root to verify them against, and a given root that is not new or empty for a bundle's bytes.
+ */
+export async function newReplayRun(
+  call: BridgeCall,
+  input: ReplayInput,
+  opts: ReplayRunOptions,
+): Promise<ReplayRun> {
+  const unpack = carriesArtifacts(input);
+  refuseUnrootedClaims(input, unpack || opts.artifactRoot !== undefined);
+  if (opts.as !== undefined && !RUN_ID_PATTERN.test(opts.as))
+    throw new SourceError('--as is not a canonical run ID', 2);
+  const given = opts.artifactRoot;
+  if (unpack && given !== undefined && !(await isFreshRoot(given)))
+    throw new SourceError(
+      `--artifact-root ${given} is not empty, nothing was posted: a bundle's artifacts are written into a new or empty directory`,
+      2,
+    );
+  const rootFor = (id: string) => given ?? opts.replayRoot?.(id) ?? null;
+  // What undoes the bytes written, when no run takes them: the entries made in a given empty
+  // directory, or the whole directory this replay made.
+  const givenExisted = given !== undefined && (await lstat(given).catch(() => null)) !== null;
+  const entries = [...new Set(Object.keys(input.contents ?? {}).map((p) => p.split('/')[0]!))];
+  let written: string | null = null;
+  let taken = '';
+  try {
+    for (const id of candidates(input.name, opts.as)) {
+      let root = given ?? null;
+      if (unpack) {
+        root = rootFor(id);
+        if (root === null) throw new Error('a bundle with artifacts needs a directory to write them in');
+        // Written once, into the first free root; moved along when the run ID turns out taken.
+        let placed: boolean;
+        if (written === null) {
+          placed = await isFreshRoot(root);
+          if (placed) await writeArtifacts(root, input.contents!);
+        } else placed = written === root || (await moveRoot(written, root));
+        if (!placed) {
+          taken = `${root} holds files already`;
+          continue;
+        }
+        written = root;
+      }
+      if (await createFreshRun(call, runBody(input, id, root, opts.adapterPath)))
+        return { runId: id, artifactRoot: root };
+      taken = `run ${id} exists already`;
+    }
+  } catch (err) {
+    if (written !== null) await removeRoot(written, givenExisted ? entries : null);
+    throw err;
+  }
+  if (written !== null) await removeRoot(written, givenExisted ? entries : null);
+  if (opts.as !== undefined) throw new SourceError(`${taken}: a replay is posted as a new run`, 1);
+  const stem = runIdStem(input.name);
+  throw new SourceError(`runs ${stem}-replay-1 to -${MAX_NUMBER} all exist: name the replay with --as`, 1);
+}
+
+function runBody(input: ReplayInput, id: string, root: string | null, adapterPath?: string): NewRunBody {
+  return {
+    id,
+    runMode: 'replay',
+    eventSource: input.source,
+    title: `replay of ${input.name}`.slice(0, 200),
+    ...(root === null ? {} : { artifactRoot: root }),
+    ...(adapterPath === undefined ? {} : { adapterPath }),
+  };
+}
+
+function* candidates(name: string, as: string | undefined): Generator<string> {
+  if (as !== undefined) {
+    yield as;
+    return;
+  }
+  const stem = runIdStem(name);
+  for (let n = 1; n <= MAX_NUMBER; n += 1) yield `${stem}-replay-${n}`;
+}
+
+/** The input's name as the start of a canonical run ID (other characters become `-`). */
+export function runIdStem(name: string): string {
+  const stem = name
+    .replace(/[^A-Za-z0-9._-]/g, '-')
+    .replace(/^[^A-Za-z0-9]+/, '')
+    .slice(0, 100);
+  return stem === '' ? 'run' : stem;
+}
