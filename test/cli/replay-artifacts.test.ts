@@ -161,6 +161,13 @@ t.test('replays carry their artifacts', async (t) => {
       (await claimsOf('lean-ok')).map((c) => c[2]),
       [sha('{"intake":2}\n'), sha('{"intake":2}\n'), sha('{"route":1}\n')],
     );
+    const missing = join(te.dir, 'no-such-root');
+    expectRefused(
+      t,
+      await runCli(['replay', file('lean.json'), '--artifact-root', missing], env),
+      '--artifact-root',
+    );
+    await absent(t, 'art-src-replay-4');
     const jsonl = file('written.jsonl');
     const written = ev({ id: 'w1', type: 'artifact.written', nodeId: 'route', artifact: 'run/route.json' });
     await writeFile(jsonl, `${JSON.stringify(ev({ id: 'w0' }))}\n${JSON.stringify(written)}\n`);

@@ -114,6 +114,15 @@ t.test('replay --run on the file store', async (t) => {
     t.equal((await b.req('GET', '/runs/unrooted')).status, 404, 'no run created');
   });
 
+  t.test('a refusal mid-way names the event by its seq', async (t) => {
+    const empty = join(te.dir, 'empty-root');
+    await mkdir(empty);
+    const r = await runCli(['replay', '--run', 'live-src', '--artifact-root', empty, '--as', 'midway'], env);
+    t.equal(r.exitCode, 1, r.stderr);
+    t.match(r.stderr, /event 0 \(run midway\): the bridge refused it: artifact_verification_failed/);
+    t.equal((await b.req('GET', '/runs/midway')).body['run'].eventCount, 0, 'nothing after it posted');
+  });
+
   t.test('FILE and --run are exclusive, and one is required', async (t) => {
     const file = join(te.dir, 'one.jsonl');
     await writeFile(file, `${JSON.stringify(ev({ id: 'x1' }))}\n`);
@@ -141,6 +150,17 @@ t.test('a page that would replay another history than the run’s is refused', a
     exitCode: 1,
     message: /out of journal order/,
   });
+  // Quarantined between two reads: the second page says so, and nothing is replayed.
+  let reads = 0;
+  const quarantinedLater: BridgeCall = async () => {
+    reads += 1;
+    if (reads === 1) return page([one], '1')('', { method: 'GET' });
+    return {
+      status: 200,
+      body: { run: { status: 'quarantined', events: [], eventPage: { nextCursor: null } } },
+    };
+  };
+  await t.rejects(readRunInput(quarantinedLater, 'r-1'), { exitCode: 1, message: /r-1 is quarantined/ });
   const read = await readRunInput(page([one], null), 'r-1');
   t.same(
     read.events.map((e) => e.where),
