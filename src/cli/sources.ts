@@ -68,6 +68,10 @@ export function registerReplay(program: Command): void {
       await reporting(async () => {
         if ((file === undefined) === (opts.run === undefined))
           throw new UsageError('give exactly one of FILE and --run RUN_ID');
+        if (opts.run !== undefined && opts.key !== undefined)
+          throw new UsageError(
+            '--key names the export key of a bundle FILE; --run reads the run through the bridge',
+          );
         const speed = speedOf(opts.speed);
         const adapterPath = opts.adapter === undefined ? undefined : await checkAdapterFile(opts.adapter);
         const call = bridgeCall('harness replay');

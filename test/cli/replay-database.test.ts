@@ -132,7 +132,12 @@ t.test('replay --run on the file store', async (t) => {
       'exactly one of FILE and --run',
     );
     expectRefused(t, await runCli(['replay', '--as', 'neither'], env), 'exactly one of FILE and --run');
-    for (const id of ['both', 'neither']) t.equal((await b.req('GET', `/runs/${id}`)).status, 404);
+    expectRefused(
+      t,
+      await runCli(['replay', '--run', 'live-src', '--key', file, '--as', 'keyed'], env),
+      '--key names the export key of a bundle FILE',
+    );
+    for (const id of ['both', 'neither', 'keyed']) t.equal((await b.req('GET', `/runs/${id}`)).status, 404);
   });
 });
 
