@@ -12,6 +12,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   approve: async () => (await import('./approve.js')).registerApprove,
   blueprint: async () => (await import('./sources.js')).registerBlueprint,
   bridge: async () => (await import('./bridge.js')).registerBridge,
+  'browser-relay': async () => (await import('./browser-relay.js')).registerBrowserRelay,
   connect: async () => (await import('./connect.js')).registerConnect,
   doctor: async () => (await import('./doctor.js')).registerDoctor,
   emit: async () => (await import('./emit.js')).registerEmit,

@@ -1,38 +1,17 @@
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { blueprint, checkAdapterFile } from '../sources/blueprint.js';
-import type { BridgeCall } from '../sources/client.js';
-import { SourceError } from '../sources/client.js';
 import { readRunInput } from '../sources/database.js';
 import { replay } from '../sources/replay.js';
 import { carriesArtifacts } from '../sources/replay-artifacts.js';
 import { readReplayInput } from '../sources/replay-input.js';
 import { startWatch } from '../sources/watch.js';
-import { refuseIntegrityKey, requireEnv, UsageError } from './env.js';
+import { requireEnv, UsageError } from './env.js';
 import { exportPublicKey } from './export.js';
-import { bridgeRequest } from './http.js';
 import { realArtifactRoot, replaysDir } from './local-paths.js';
 import { Progress } from './progress.js';
+import { bridgeCall, reporting } from './source-call.js';
 import { terminalJson, terminalText } from './terminal.js';
-
-/** The bridge's HTTP API with the access token, as the sources (src/sources/) take it. */
-function bridgeCall(command: string): BridgeCall {
-  refuseIntegrityKey(command);
-  const token = requireEnv('HARNESS_BRIDGE_ACCESS_TOKEN');
-  return (path, init) =>
-    bridgeRequest(path, { ...init, headers: { ...init.headers, 'x-harness-bridge-token': token } });
-}
-
-/** A source's refusal keeps its exit code: 2 for usage or input, 1 for the bridge's refusal. */
-async function reporting(run: () => Promise<void>): Promise<void> {
-  try {
-    await run();
-  } catch (err) {
-    if (!(err instanceof SourceError)) throw err;
-    if (err.exitCode === 2) throw new UsageError(err.message);
-    throw new Error(err.message);
-  }
-}
 
 function speedOf(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;

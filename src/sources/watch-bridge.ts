@@ -1,48 +1,20 @@
 import type { ArtifactClaim, RunViewT } from '../contract/index.js';
 import { type BridgeAnswer, type BridgeCall, refusalLine, SourceError } from './client.js';
+import { ask, readLiveRun, unanswered } from './live-run.js';
 
-/** How long one request may take before the bridge counts as unreachable (the watcher never hangs). */
-const ANSWER_MS = 10_000;
-
-/** A bridge answer, or null when none came: nothing listening, a reset, or past the deadline. */
-export async function ask(
-  call: BridgeCall,
-  path: string,
-  init: { method: string; body?: unknown },
-): Promise<BridgeAnswer | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), ANSWER_MS);
-  });
-  try {
-    return await Promise.race([call(path, init).catch(() => null), late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** No answer, or a busy or broken bridge: worth asking again. */
-const unanswered = (a: BridgeAnswer | null) => a === null || a.status >= 500;
 /** For an event also a token refused: a bridge restarted with other credentials; readRun tells. */
 const passing = (a: BridgeAnswer | null) => unanswered(a) || a!.status === 401;
 
 /**
- * The run as the watcher needs it, read again after every outage: it must exist, be live (or not
- * have a mode yet) and still take events, and `realRoot` must be its sealed artifact root.
+ * The run as the watcher needs it, read again after every outage: a live run (readLiveRun), and
+ * `realRoot` must be its sealed artifact root.
  * `POST /runs {id, artifactRoot}` answers 200 only when that path resolves to the root sealed into
  * the run (409 when it differs); on a run with no root and no events yet it seals it, as
  * `harness emit --artifact-root` would. Nothing is appended. Null: the bridge did not answer.
  */
 export async function readRun(call: BridgeCall, runId: string, realRoot: string): Promise<RunViewT | null> {
-  const at = `/runs/${encodeURIComponent(runId)}`;
-  const view = await ask(call, `${at}?eventLimit=1`, { method: 'GET' });
-  if (unanswered(view)) return null;
-  if (view!.status !== 200) throw new SourceError(`cannot watch run ${runId}: ${refusalLine(view!)}`, 1);
-  const run = view!.body['run'] as RunViewT;
-  if (run.status === 'completed' || run.status === 'quarantined')
-    throw new SourceError(`run ${runId} is ${run.status}: it takes no more artifacts`, 1);
-  if (run.runMode !== null && run.runMode !== 'live')
-    throw new SourceError(`run ${runId} is a ${run.runMode} run: watched artifacts are live events`, 2);
+  const run = await readLiveRun(call, runId, 'watch');
+  if (run === null) return null;
   const root = await ask(call, '/runs', { method: 'POST', body: { id: runId, artifactRoot: realRoot } });
   if (unanswered(root)) return null;
   if (root!.status === 409 && root!.body['error'] === 'run_already_exists')

@@ -1,0 +1,408 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { cleanup, startTestBridge, type TestBridge } from '../helpers/bridge.js';
+import { bridgeClientEnv, expectRefused, runCli } from '../helpers/cli.js';
+import { json, startRecordingUpstream } from '../helpers/recording-upstream.js';
+import { pageEv, pageRequest, postFrom, postWithHost, startRelayCli } from '../helpers/relay.js';
+import { pause } from '../helpers/watcher.js';
+
+/**
+ * `harness browser-relay` (docs/sources.md): pages of the allowed origins post through the
+ * capability URL, events land live / browser-local; every refusal leaves the journal unchanged.
+ */
+
+const PAGE = 'http://localhost:5173';
+const OTHER = 'http://localhost:5174';
+
+async function newRun(b: TestBridge, id: string): Promise<void> {
+  const r = await b.req('POST', '/runs', { id });
+  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
+}
+
+/** The run's events as the bridge returns them. */
+async function events(b: TestBridge, id: string): Promise<Record<string, any>[]> {
+  return (await b.req('GET', `/runs/${id}?eventLimit=200`)).body['run'].events;
+}
+
+t.test('harness browser-relay on one bridge', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  const env = bridgeClientEnv(b);
+  await newRun(b, 'r-main');
+  const relay = await startRelayCli(t, env, 'r-main', [PAGE, 'https://app.test:8443']);
+  t.match(relay.url, /^http:\/\/127\.0\.0\.1:\d+\/e\/[A-Za-z0-9_-]{43}$/, 'the capability URL');
+  t.same(relay.records[0], { relay: relay.url, runId: 'r-main', origins: [PAGE, 'https://app.test:8443'] });
+
+  t.test('a page of an allowed origin posts; the event is live, browser-local', async (t) => {
+    const r = await postFrom(PAGE, relay.url, pageEv());
+    t.equal(r.status, 201, JSON.stringify(r.body));
+    t.equal(r.headers.get('access-control-allow-origin'), PAGE);
+    t.equal(r.body['ok'], true);
+    t.equal(typeof r.body['seq'], 'number');
+    t.match(r.body['id'], /^browser-/, 'an id is made when the page gives none');
+    t.notOk('run' in r.body, "the run's summary is not handed to the page");
+    const stored = (await events(b, 'r-main')).at(-1)!;
+    t.match(stored, { id: r.body['id'], runMode: 'live', eventSource: 'browser-local', type: 'gate.fired' });
+
+    const again = {
+      ...pageEv({ id: 'page-1', message: 'explicit' }),
+      runMode: 'live',
+      eventSource: 'browser-local',
+    };
+    const first = await pageRequest(relay.url, again, {
+      origin: 'https://app.test:8443',
+      'content-type': 'application/json',
+    });
+    t.equal(first.status, 201, 'runMode live and eventSource browser-local may be given');
+    const repeat = await postFrom(PAGE, relay.url, again);
+    t.same([repeat.status, repeat.body['duplicate'], repeat.body['seq']], [200, true, first.body['seq']]);
+    const conflict = await postFrom(PAGE, relay.url, { ...again, message: 'other' });
+    t.same([conflict.status, conflict.body['error']], [409, 'event_id_conflict'], "the bridge's refusal");
+    t.equal(conflict.headers.get('access-control-allow-origin'), PAGE, 'the page can read it');
+  });
+
+  t.test('CORS preflight: only for an allowed origin on the capability path', async (t) => {
+    const pre = (url: string, origin: string) =>
+      pageRequest(
+        url,
+        undefined,
+        {
+          origin,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'content-type',
+        },
+        'OPTIONS',
+      );
+    const ok = await pre(relay.url, PAGE);
+    t.equal(ok.status, 204);
+    t.equal(ok.headers.get('access-control-allow-origin'), PAGE);
+    t.equal(ok.headers.get('access-control-allow-methods'), 'POST');
+    t.equal(ok.headers.get('access-control-allow-headers'), 'content-type');
+    for (const [url, origin, status] of [
+      [relay.url, OTHER, 403],
+      [relay.url, 'null', 403],
+      [`${relay.url.slice(0, -1)}A`, PAGE, 404],
+      [new URL('/', relay.url).href, PAGE, 404],
+    ] as const) {
+      const r = await pre(url, origin);
+      t.equal(r.status, status, `${origin} ${url}`);
+      t.equal(r.headers.get('access-control-allow-origin'), null, 'no CORS header');
+      t.equal(r.headers.get('access-control-allow-methods'), null);
+    }
+  });
+
+  t.test('refusals: each answered with its code, nothing posted', async (t) => {
+    const before = await b.journal('r-main');
+    const json = { 'content-type': 'application/json' };
+    const cases: [
+      string,
+      () => Promise<{ status: number; body: Record<string, any>; headers: Headers }>,
+      number,
+      string,
+      boolean,
+    ][] = [
+      ['another origin', () => postFrom(OTHER, relay.url, pageEv()), 403, 'origin_not_allowed', false],
+      ['no origin', () => pageRequest(relay.url, pageEv(), json), 403, 'origin_not_allowed', false],
+      [
+        'an origin with a path',
+        () => postFrom(`${PAGE}/`, relay.url, pageEv()),
+        403,
+        'origin_not_allowed',
+        false,
+      ],
+      [
+        'a wrong capability',
+        () => postFrom(PAGE, `${relay.url.slice(0, -2)}xx`, pageEv()),
+        404,
+        'not_found',
+        false,
+      ],
+      [
+        'no capability',
+        () => postFrom(PAGE, new URL('/e/', relay.url).href, pageEv()),
+        404,
+        'not_found',
+        false,
+      ],
+      [
+        'a GET of the capability',
+        () => pageRequest(relay.url, undefined, { origin: PAGE }, 'GET'),
+        404,
+        'not_found',
+        false,
+      ],
+      [
+        'another Host',
+        () => postWithHost(relay.url, `evil.test:${new URL(relay.url).port}`, PAGE, pageEv()),
+        403,
+        'host_not_allowed',
+        false,
+      ],
+      [
+        'oversize',
+        () => postFrom(PAGE, relay.url, pageEv({ message: 'x'.repeat(17_000) })),
+        413,
+        'payload_too_large',
+        true,
+      ],
+      [
+        'not JSON',
+        () => pageRequest(relay.url, '{"type":', { ...json, origin: PAGE }),
+        400,
+        'invalid_json',
+        true,
+      ],
+      [
+        'text/plain',
+        () =>
+          pageRequest(relay.url, JSON.stringify(pageEv()), { 'content-type': 'text/plain', origin: PAGE }),
+        415,
+        'unsupported_media_type',
+        true,
+      ],
+      [
+        'actor human',
+        () => postFrom(PAGE, relay.url, pageEv({ actor: 'human' })),
+        400,
+        'event_contract_violation',
+        true,
+      ],
+      [
+        'approval.granted',
+        () =>
+          postFrom(
+            PAGE,
+            relay.url,
+            pageEv({ type: 'approval.granted', actor: 'runtime-a', approvalOwner: 'o', approvalScope: 's' }),
+          ),
+        403,
+        'human_approval_required',
+        true,
+      ],
+      [
+        'approval.denied',
+        () =>
+          postFrom(
+            PAGE,
+            relay.url,
+            pageEv({ type: 'approval.denied', actor: 'human', approvalOwner: 'o', approvalScope: 's' }),
+          ),
+        403,
+        'human_approval_required',
+        true,
+      ],
+      [
+        'runMode replay',
+        () => postFrom(PAGE, relay.url, pageEv({ runMode: 'replay' })),
+        400,
+        'event_contract_violation',
+        true,
+      ],
+      [
+        'eventSource api',
+        () => postFrom(PAGE, relay.url, pageEv({ eventSource: 'api' })),
+        400,
+        'event_contract_violation',
+        true,
+      ],
+      [
+        'an artifact root',
+        () => postFrom(PAGE, relay.url, pageEv({ artifactRoot: '/tmp' })),
+        400,
+        'event_contract_violation',
+        true,
+      ],
+      [
+        'no message',
+        () => postFrom(PAGE, relay.url, pageEv({ message: undefined })),
+        400,
+        'event_contract_violation',
+        true,
+      ],
+      [
+        'an unknown node',
+        () => postFrom(PAGE, relay.url, pageEv({ nodeId: 'elsewhere' })),
+        400,
+        'event_contract_violation',
+        true,
+      ],
+      [
+        'a failure without its reasons',
+        () => postFrom(PAGE, relay.url, pageEv({ type: 'node.failed', status: 'failed' })),
+        400,
+        'event_contract_violation',
+        true,
+      ],
+      ['an array', () => postFrom(PAGE, relay.url, [pageEv()]), 400, 'event_contract_violation', true],
+    ];
+    for (const [what, request, status, code, cors] of cases) {
+      const r = await request();
+      t.same([r.status, r.body['error']], [status, code], `${what}: ${JSON.stringify(r.body)}`);
+      t.equal(r.headers.get('access-control-allow-origin'), cors ? PAGE : null, `${what}: CORS header`);
+    }
+    const human = await postFrom(PAGE, relay.url, pageEv({ actor: 'human' }));
+    t.ok(
+      human.body['problems'].some((p: string) => p.includes('never the human')),
+      'the problem says why',
+    );
+    const mode = await postFrom(PAGE, relay.url, pageEv({ runMode: 'replay', message: '' }));
+    t.ok(mode.body['problems'].length >= 2, `every problem at once: ${mode.body['problems']}`);
+    t.same(await b.journal('r-main'), before, 'the journal is byte-for-byte unchanged');
+  });
+
+  t.test('SIGINT stops it: exit 0 and a summary', async (t) => {
+    t.equal(await relay.stop('SIGINT'), 0, relay.stderr());
+    t.match(relay.records.at(-1), { runId: 'r-main', delivered: 3, refused: 1, queued: 0, waiting: 0 });
+  });
+});
+
+t.test('start: refusals exit 2 or 1 with one line, nothing posted', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => cleanup(b));
+  const env = bridgeClientEnv(b);
+  await newRun(b, 'r-start');
+  // A relay that does not refuse runs until stopped: killed at 20 s, it fails here.
+  const refusal = (args: string[], e = env) => runCli(['browser-relay', ...args], e, undefined, 20_000);
+  const before = await b.journal('r-start');
+  expectRefused(t, await refusal(['r-start']), 'at least one --origin');
+  for (const bad of [
+    'localhost:5173',
+    'http://localhost:5173/',
+    'http://LOCALHOST:5173',
+    'http://localhost:80',
+    'ftp://x.test',
+    'null',
+    'http://a@x.test',
+  ])
+    expectRefused(t, await refusal(['r-start', '--origin', bad]), `--origin ${bad} is not an origin`);
+  expectRefused(t, await refusal(['r-start', '--origin', PAGE, '--port', '70000']), '--port');
+  expectRefused(t, await refusal(['../x', '--origin', PAGE]), 'not canonical');
+  expectRefused(
+    t,
+    await refusal(['r-start', '--origin', PAGE], { ...env, HARNESS_HUMAN_APPROVAL_TOKEN: 'h'.repeat(40) }),
+    'HARNESS_HUMAN_APPROVAL_TOKEN',
+  );
+  expectRefused(
+    t,
+    await refusal(['r-start', '--origin', PAGE], { ...env, HARNESS_BRIDGE_INTEGRITY_KEY: 'k'.repeat(40) }),
+    'HARNESS_BRIDGE_INTEGRITY_KEY',
+  );
+  expectRefused(
+    t,
+    await refusal(['r-start', '--origin', PAGE], { ...env, HARNESS_BRIDGE_EXPORT_KEY: 'k'.repeat(40) }),
+    'HARNESS_BRIDGE_EXPORT_KEY',
+  );
+  const { HARNESS_BRIDGE_ACCESS_TOKEN: _token, ...noToken } = env;
+  expectRefused(t, await refusal(['r-start', '--origin', PAGE], noToken), 'HARNESS_BRIDGE_ACCESS_TOKEN');
+  const missing = await refusal(['r-nothing', '--origin', PAGE]);
+  t.equal(missing.exitCode, 1, missing.stderr);
+  t.match(missing.stderr, /run_not_found/);
+  t.equal((await b.req('GET', '/runs/r-nothing')).status, 404, 'no run was created');
+  t.equal(
+    (await b.req('POST', '/runs', { id: 'r-replay', runMode: 'replay', eventSource: 'local-jsonl' })).status,
+    201,
+  );
+  expectRefused(t, await refusal(['r-replay', '--origin', PAGE]), 'replay run');
+  t.same(await b.journal('r-start'), before, 'the run is byte-for-byte unchanged');
+  t.equal((await b.journal('r-replay')).length, 0, 'nothing was posted to the replay run');
+});
+
+t.test('the bridge down: events wait in the outbox and are delivered once, in order', async (t) => {
+  let b = await startTestBridge();
+  const te = b.t;
+  t.teardown(async () => cleanup(b));
+  const port = new URL(b.url).port;
+  const env = bridgeClientEnv(b);
+  await newRun(b, 'r-down');
+  const relay = await startRelayCli(t, env, 'r-down', [PAGE]);
+  const first = await postFrom(PAGE, relay.url, pageEv({ message: 'before' }));
+  t.equal(first.status, 201);
+
+  await b.close();
+  const queued = [];
+  for (const message of ['down 1', 'down 2', 'down 3']) {
+    const r = await postFrom(PAGE, relay.url, pageEv({ message }));
+    t.same([r.status, r.body['queued']], [202, true], JSON.stringify(r.body));
+    t.equal(r.headers.get('access-control-allow-origin'), PAGE, 'the page reads that it is queued');
+    queued.push(r.body['id']);
+  }
+  t.match(relay.stderr(), /waits in the outbox/);
+  const outbox = await readFile(join(env['HOME']!, '.harness', 'outbox', 'run-r-down.jsonl'), 'utf8');
+  t.same(
+    outbox
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l).event.id),
+    queued,
+    'the outbox holds them in order, with their ids',
+  );
+
+  b = await startTestBridge({ ...te, env: { ...te.env, HARNESS_BRIDGE_PORT: port } });
+  // Posted after the bridge is back: it goes behind the queued ones, never ahead.
+  const after = await postFrom(PAGE, relay.url, pageEv({ message: 'after' }));
+  t.equal(after.status, 201, JSON.stringify(after.body));
+  const deadline = Date.now() + 15_000;
+  while ((await events(b, 'r-down')).length < 5 && Date.now() < deadline) await pause(100);
+  t.same(
+    (await events(b, 'r-down')).map((e) => `${e['message']} ${e['eventSource']}`),
+    ['before', 'down 1', 'down 2', 'down 3', 'after'].map((m) => `${m} browser-local`),
+    'each once, in the order the page posted them',
+  );
+  t.equal(
+    await readFile(join(env['HOME']!, '.harness', 'outbox', 'run-r-down.jsonl'), 'utf8').catch(() => ''),
+    '',
+  );
+  t.equal(await relay.stop(), 0);
+  t.match(relay.records.at(-1), { runId: 'r-down', delivered: 5, queued: 3, waiting: 0 });
+});
+
+t.test('stopped while the bridge is down: exit 0, the events stay in the outbox', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(async () => cleanup(b));
+  const env = bridgeClientEnv(b);
+  await newRun(b, 'r-left');
+  const relay = await startRelayCli(t, env, 'r-left', [PAGE]);
+  await b.close();
+  t.equal((await postFrom(PAGE, relay.url, pageEv())).status, 202);
+  t.equal(await relay.stop('SIGTERM'), 0, relay.stderr());
+  t.match(relay.records.at(-1), { runId: 'r-left', delivered: 0, queued: 1, waiting: 1 });
+  t.match(relay.stderr(), /harness outbox flush/);
+});
+
+t.test('a slow bridge or a 5xx: the page is answered 202 and the event waits', async (t) => {
+  let mode: 'hang' | '503' = 'hang';
+  const upstream = await startRecordingUpstream((req, res) => {
+    if (req.method === 'GET')
+      return json(200, { ok: true, run: { id: 'r-slow', status: 'running', runMode: 'live' } })(req, res);
+    if (mode === '503')
+      return json(503, { ok: false, error: 'bridge_busy', message: 'busy', problems: [] })(req, res);
+    return undefined; // never answered
+  });
+  t.teardown(() => upstream.close());
+  const home = await mkdtemp(join(tmpdir(), 'harness-relay-'));
+  t.teardown(() => rm(home, { recursive: true, force: true }));
+  const env = {
+    PATH: process.env['PATH'] ?? '',
+    HOME: home,
+    HARNESS_BRIDGE_URL: upstream.url.origin,
+    HARNESS_BRIDGE_ACCESS_TOKEN: 'a'.repeat(43),
+  };
+  const relay = await startRelayCli(t, env, 'r-slow', [PAGE]);
+  const slow = await postFrom(PAGE, relay.url, pageEv({ message: 'slow' }));
+  t.same([slow.status, slow.body['queued']], [202, true], 'no answer within 5 s');
+  mode = '503';
+  const busy = await postFrom(PAGE, relay.url, pageEv({ message: 'busy' }));
+  t.same([busy.status, busy.body['queued']], [202, true], 'a 5xx');
+  const outbox = await readFile(join(home, '.harness', 'outbox', 'run-r-slow.jsonl'), 'utf8');
+  t.same(
+    outbox
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l).event.message),
+    ['slow', 'busy'],
+  );
+  t.equal(await relay.stop(), 0);
+  t.match(relay.records.at(-1), { delivered: 0, queued: 2, waiting: 2 });
+});
