@@ -1,26 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { Type } from '#typebox';
 import { runEventProblems } from '../contract/event-problems.js';
-import { BridgeError, RunEventSchema } from '../contract/index.js';
-
-const {
-  runMode: _mode,
-  eventSource: _source,
-  artifactRoot: _root,
-  adapterPath: _adapter,
-  ...fields
-} = RunEventSchema.properties;
+import { BridgeError, RunEventSchema, TEventSource, TRunMode } from '../contract/index.js';
 
 /**
- * What a page posts to the relay (its route schema): a RunEvent without the run's configuration
- * (a page never chooses the artifact root or the adapter) whose runMode and eventSource, when
- * present, are the only ones the relay posts.
+ * What a page posts to the relay (its route schema): a RunEvent whose runMode and eventSource may
+ * be left out (the relay sets them). Which values the relay takes is pageEvent's to say.
  */
 export const PageEventSchema = Type.Object(
   {
-    ...fields,
-    runMode: Type.Optional(Type.Literal('live')),
-    eventSource: Type.Optional(Type.Literal('browser-local')),
+    ...RunEventSchema.properties,
+    runMode: Type.Optional(TRunMode),
+    eventSource: Type.Optional(TEventSource),
   },
   { additionalProperties: false, $id: 'PageEvent', title: 'PageEvent' },
 );

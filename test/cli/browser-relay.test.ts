@@ -104,6 +104,13 @@ t.test('harness browser-relay on one bridge', async (t) => {
       boolean,
     ][] = [
       ['another origin', () => postFrom(OTHER, relay.url, pageEv()), 403, 'origin_not_allowed', false],
+      [
+        'another origin, oversize: refused before its body is read',
+        () => postFrom(OTHER, relay.url, pageEv({ message: 'x'.repeat(17_000) })),
+        403,
+        'origin_not_allowed',
+        false,
+      ],
       ['no origin', () => pageRequest(relay.url, pageEv(), json), 403, 'origin_not_allowed', false],
       [
         'an origin with a path',
@@ -340,14 +347,22 @@ t.test('the bridge down: events wait in the outbox and are delivered once, in or
   );
 
   b = await startTestBridge({ ...te, env: { ...te.env, HARNESS_BRIDGE_PORT: port } });
-  // Posted after the bridge is back: it goes behind the queued ones, never ahead.
+  // Nothing else posted: the relay offers the outbox again by itself.
+  const deadline0 = Date.now() + 15_000;
+  while ((await events(b, 'r-down')).length < 4 && Date.now() < deadline0) await pause(100);
+  t.equal((await events(b, 'r-down')).length, 4, 'delivered without another post');
+
+  await b.close();
+  t.equal((await postFrom(PAGE, relay.url, pageEv({ message: 'down 4' }))).status, 202);
+  b = await startTestBridge({ ...te, env: { ...te.env, HARNESS_BRIDGE_PORT: port } });
+  // Posted once the bridge is back: it goes behind the queued one, never ahead.
   const after = await postFrom(PAGE, relay.url, pageEv({ message: 'after' }));
   t.equal(after.status, 201, JSON.stringify(after.body));
   const deadline = Date.now() + 15_000;
-  while ((await events(b, 'r-down')).length < 5 && Date.now() < deadline) await pause(100);
+  while ((await events(b, 'r-down')).length < 6 && Date.now() < deadline) await pause(100);
   t.same(
     (await events(b, 'r-down')).map((e) => `${e['message']} ${e['eventSource']}`),
-    ['before', 'down 1', 'down 2', 'down 3', 'after'].map((m) => `${m} browser-local`),
+    ['before', 'down 1', 'down 2', 'down 3', 'down 4', 'after'].map((m) => `${m} browser-local`),
     'each once, in the order the page posted them',
   );
   t.equal(
@@ -355,7 +370,7 @@ t.test('the bridge down: events wait in the outbox and are delivered once, in or
     '',
   );
   t.equal(await relay.stop(), 0);
-  t.match(relay.records.at(-1), { runId: 'r-down', delivered: 5, queued: 3, waiting: 0 });
+  t.match(relay.records.at(-1), { runId: 'r-down', delivered: 6, queued: 4, waiting: 0 });
 });
 
 t.test('stopped while the bridge is down: exit 0, the events stay in the outbox', async (t) => {
