@@ -249,11 +249,6 @@ t.test('harness browser-relay on one bridge', async (t) => {
       t.same([r.status, r.body['error']], [status, code], `${what}: ${JSON.stringify(r.body)}`);
       t.equal(r.headers.get('access-control-allow-origin'), cors ? PAGE : null, `${what}: CORS header`);
     }
-    const human = await postFrom(PAGE, relay.url, pageEv({ actor: 'human' }));
-    t.ok(
-      human.body['problems'].some((p: string) => p.includes('never the human')),
-      'the problem says why',
-    );
     const mode = await postFrom(PAGE, relay.url, pageEv({ runMode: 'replay', message: '' }));
     t.ok(mode.body['problems'].length >= 2, `every problem at once: ${mode.body['problems']}`);
     t.same(await b.journal('r-main'), before, 'the journal is byte-for-byte unchanged');
@@ -420,4 +415,67 @@ t.test('a slow bridge or a 5xx: the page is answered 202 and the event waits', a
   );
   t.equal(await relay.stop(), 0);
   t.match(relay.records.at(-1), { delivered: 0, queued: 2, waiting: 2 });
+});
+
+t.test('refused at the relay: nothing reaches the bridge, and each rule says why', async (t) => {
+  const upstream = await startRecordingUpstream((req, res) =>
+    req.method === 'GET'
+      ? json(200, { ok: true, run: { id: 'r-stub', status: 'running', runMode: null } })(req, res)
+      : json(201, { ok: true, seq: 7, event: {}, run: {} })(req, res),
+  );
+  t.teardown(() => upstream.close());
+  const home = await mkdtemp(join(tmpdir(), 'harness-relay-'));
+  t.teardown(() => rm(home, { recursive: true, force: true }));
+  const relay = await startRelayCli(
+    t,
+    {
+      PATH: process.env['PATH'] ?? '',
+      HOME: home,
+      HARNESS_BRIDGE_URL: upstream.url.origin,
+      HARNESS_BRIDGE_ACCESS_TOKEN: 'a'.repeat(43),
+    },
+    'r-stub',
+    [PAGE],
+  );
+  const posts = () => upstream.received.filter((r) => r.method === 'POST').length;
+  const refusals: [Record<string, unknown>, number, string, string][] = [
+    [{ actor: 'human' }, 400, 'event_contract_violation', 'never the human'],
+    [{ runMode: 'replay' }, 400, 'event_contract_violation', 'runMode must be live'],
+    [{ eventSource: 'api' }, 400, 'event_contract_violation', 'eventSource must be browser-local'],
+    [{ artifactRoot: '/tmp' }, 400, 'event_contract_violation', 'artifactRoot is refused'],
+    [{ adapterPath: 'a.json' }, 400, 'event_contract_violation', 'adapterPath is refused'],
+    [{ message: undefined }, 400, 'event_contract_violation', 'message'],
+    [{ nodeId: 'elsewhere' }, 400, 'event_contract_violation', '/nodeId'],
+    [{ type: 'node.failed', status: 'failed' }, 400, 'event_contract_violation', 'failureReason is required'],
+    [{ extra: 1 }, 400, 'event_contract_violation', 'additional'],
+    [{ message: 'x'.repeat(4097) }, 400, 'event_contract_violation', '/message'],
+    [
+      { type: 'approval.granted', actor: 'runtime-a', approvalOwner: 'o', approvalScope: 's' },
+      403,
+      'human_approval_required',
+      '',
+    ],
+    [
+      { type: 'approval.denied', actor: 'runtime-a', approvalOwner: 'o', approvalScope: 's' },
+      403,
+      'human_approval_required',
+      '',
+    ],
+  ];
+  for (const [over, status, code, fragment] of refusals) {
+    const r = await postFrom(PAGE, relay.url, pageEv(over));
+    t.same([r.status, r.body['error']], [status, code], `${JSON.stringify(over)}: ${JSON.stringify(r.body)}`);
+    t.ok(
+      fragment === '' || r.body['problems'].some((p: string) => p.includes(fragment)),
+      `${fragment}: ${r.body['problems']}`,
+    );
+  }
+  t.equal(posts(), 0, 'nothing was posted to the bridge');
+  const ok = await postFrom(PAGE, relay.url, pageEv());
+  t.same([ok.status, ok.body], [201, { ok: true, id: ok.body['id'], seq: 7 }], 'only the seq and id');
+  t.equal(posts(), 1, 'a good event is posted once');
+  const sent = upstream.received.find((r) => r.method === 'POST')!;
+  t.equal(sent.url, '/runs/r-stub/events');
+  t.equal(sent.headers['x-harness-bridge-token'], 'a'.repeat(43));
+  t.equal(await relay.stop(), 0);
 });
