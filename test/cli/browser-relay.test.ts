@@ -448,6 +448,8 @@ t.test('refused at the relay: nothing reaches the bridge, and each rule says why
     [{ nodeId: 'elsewhere' }, 400, 'event_contract_violation', '/nodeId'],
     [{ type: 'node.failed', status: 'failed' }, 400, 'event_contract_violation', 'failureReason is required'],
     [{ extra: 1 }, 400, 'event_contract_violation', 'additional'],
+    // Judged as the page sent it (the route's schema), not as the relay would fill it in.
+    [{ id: 5 }, 400, 'event_contract_violation', '/id'],
     [{ message: 'x'.repeat(4097) }, 400, 'event_contract_violation', '/message'],
     [
       { type: 'approval.granted', actor: 'runtime-a', approvalOwner: 'o', approvalScope: 's' },
