@@ -1,5 +1,5 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { cleanup, startTestBridge, type TestBridge } from '../helpers/bridge.js';
@@ -61,6 +61,20 @@ t.test('harness browser-relay on one bridge', async (t) => {
     const conflict = await postFrom(PAGE, relay.url, { ...again, message: 'other' });
     t.same([conflict.status, conflict.body['error']], [409, 'event_id_conflict'], "the bridge's refusal");
     t.equal(conflict.headers.get('access-control-allow-origin'), PAGE, 'the page can read it');
+  });
+
+  t.test('it listens on 127.0.0.1 only', async (t) => {
+    const address = Object.values(networkInterfaces())
+      .flat()
+      .find((a) => a !== undefined && a.family === 'IPv4' && !a.internal)?.address;
+    if (address === undefined) {
+      t.comment('the machine has no other IPv4 address: nothing to try');
+      return;
+    }
+    const elsewhere = new URL(relay.url);
+    elsewhere.hostname = address;
+    const r = await postFrom(PAGE, elsewhere.href, pageEv()).catch((err: Error) => err);
+    t.ok(r instanceof Error, `nothing answers on ${address}`);
   });
 
   t.test('CORS preflight: only for an allowed origin on the capability path', async (t) => {
@@ -480,4 +494,25 @@ t.test('refused at the relay: nothing reaches the bridge, and each rule says why
   t.equal(sent.url, '/runs/r-stub/events');
   t.equal(sent.headers['x-harness-bridge-token'], 'a'.repeat(43));
   t.equal(await relay.stop(), 0);
+});
+
+t.test('a stop offers the outbox once more: what waits is delivered before it exits', async (t) => {
+  let b = await startTestBridge();
+  const te = b.t;
+  t.teardown(async () => cleanup(b));
+  const port = new URL(b.url).port;
+  const env = bridgeClientEnv(b);
+  await newRun(b, 'r-stop');
+  const relay = await startRelayCli(t, env, 'r-stop', [PAGE]);
+  await b.close();
+  t.equal((await postFrom(PAGE, relay.url, pageEv({ message: 'queued' }))).status, 202);
+  // The relay's own retries back off (250 ms doubling): after 4 s the next one is seconds away.
+  await pause(4000);
+  b = await startTestBridge({ ...te, env: { ...te.env, HARNESS_BRIDGE_PORT: port } });
+  t.equal(await relay.stop(), 0);
+  t.match(relay.records.at(-1), { runId: 'r-stop', delivered: 1, queued: 1, waiting: 0 });
+  t.same(
+    (await events(b, 'r-stop')).map((e) => e['message']),
+    ['queued'],
+  );
 });
