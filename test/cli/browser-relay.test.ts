@@ -1,30 +1,26 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { networkInterfaces, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { networkInterfaces } from 'node:os';
 import t from 'tap';
-import { cleanup, startTestBridge, type TestBridge } from '../helpers/bridge.js';
+import { cleanup, startTestBridge } from '../helpers/bridge.js';
 import { bridgeClientEnv, expectRefused, runCli } from '../helpers/cli.js';
-import { json, startRecordingUpstream } from '../helpers/recording-upstream.js';
-import { pageEv, pageRequest, postFrom, postWithHost, startRelayCli } from '../helpers/relay.js';
-import { pause } from '../helpers/watcher.js';
+import { json } from '../helpers/recording-upstream.js';
+import {
+  events,
+  newRun,
+  PAGE,
+  pageEv,
+  pageRequest,
+  postFrom,
+  postWithHost,
+  startRelayCli,
+  startStubbedRelay,
+} from '../helpers/relay.js';
 
 /**
  * `harness browser-relay` (docs/sources.md): pages of the allowed origins post through the
  * capability URL, events land live / browser-local; every refusal leaves the journal unchanged.
  */
 
-const PAGE = 'http://localhost:5173';
 const OTHER = 'http://localhost:5174';
-
-async function newRun(b: TestBridge, id: string): Promise<void> {
-  const r = await b.req('POST', '/runs', { id });
-  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
-}
-
-/** The run's events as the bridge returns them. */
-async function events(b: TestBridge, id: string): Promise<Record<string, any>[]> {
-  return (await b.req('GET', `/runs/${id}?eventLimit=200`)).body['run'].events;
-}
 
 t.test('harness browser-relay on one bridge', async (t) => {
   const b = await startTestBridge();
@@ -325,131 +321,9 @@ t.test('start: refusals exit 2 or 1 with one line, nothing posted', async (t) =>
   t.equal((await b.journal('r-replay')).length, 0, 'nothing was posted to the replay run');
 });
 
-t.test('the bridge down: events wait in the outbox and are delivered once, in order', async (t) => {
-  let b = await startTestBridge();
-  const te = b.t;
-  t.teardown(async () => cleanup(b));
-  const port = new URL(b.url).port;
-  const env = bridgeClientEnv(b);
-  await newRun(b, 'r-down');
-  const relay = await startRelayCli(t, env, 'r-down', [PAGE]);
-  const first = await postFrom(PAGE, relay.url, pageEv({ message: 'before' }));
-  t.equal(first.status, 201);
-
-  await b.close();
-  const queued = [];
-  for (const message of ['down 1', 'down 2', 'down 3']) {
-    const r = await postFrom(PAGE, relay.url, pageEv({ message }));
-    t.same([r.status, r.body['queued']], [202, true], JSON.stringify(r.body));
-    t.equal(r.headers.get('access-control-allow-origin'), PAGE, 'the page reads that it is queued');
-    queued.push(r.body['id']);
-  }
-  t.match(relay.stderr(), /waits in the outbox/);
-  const outbox = await readFile(join(env['HOME']!, '.harness', 'outbox', 'run-r-down.jsonl'), 'utf8');
-  t.same(
-    outbox
-      .trimEnd()
-      .split('\n')
-      .map((l) => JSON.parse(l).event.id),
-    queued,
-    'the outbox holds them in order, with their ids',
-  );
-
-  b = await startTestBridge({ ...te, env: { ...te.env, HARNESS_BRIDGE_PORT: port } });
-  // Nothing else posted: the relay offers the outbox again by itself.
-  const deadline0 = Date.now() + 15_000;
-  while ((await events(b, 'r-down')).length < 4 && Date.now() < deadline0) await pause(100);
-  t.equal((await events(b, 'r-down')).length, 4, 'delivered without another post');
-
-  await b.close();
-  t.equal((await postFrom(PAGE, relay.url, pageEv({ message: 'down 4' }))).status, 202);
-  b = await startTestBridge({ ...te, env: { ...te.env, HARNESS_BRIDGE_PORT: port } });
-  // Posted once the bridge is back: it goes behind the queued one, never ahead.
-  const after = await postFrom(PAGE, relay.url, pageEv({ message: 'after' }));
-  t.equal(after.status, 201, JSON.stringify(after.body));
-  const deadline = Date.now() + 15_000;
-  while ((await events(b, 'r-down')).length < 6 && Date.now() < deadline) await pause(100);
-  t.same(
-    (await events(b, 'r-down')).map((e) => `${e['message']} ${e['eventSource']}`),
-    ['before', 'down 1', 'down 2', 'down 3', 'down 4', 'after'].map((m) => `${m} browser-local`),
-    'each once, in the order the page posted them',
-  );
-  t.equal(
-    await readFile(join(env['HOME']!, '.harness', 'outbox', 'run-r-down.jsonl'), 'utf8').catch(() => ''),
-    '',
-  );
-  t.equal(await relay.stop(), 0);
-  t.match(relay.records.at(-1), { runId: 'r-down', delivered: 6, queued: 4, waiting: 0 });
-});
-
-t.test('stopped while the bridge is down: exit 0, the events stay in the outbox', async (t) => {
-  const b = await startTestBridge();
-  t.teardown(async () => cleanup(b));
-  const env = bridgeClientEnv(b);
-  await newRun(b, 'r-left');
-  const relay = await startRelayCli(t, env, 'r-left', [PAGE]);
-  await b.close();
-  t.equal((await postFrom(PAGE, relay.url, pageEv())).status, 202);
-  t.equal(await relay.stop('SIGTERM'), 0, relay.stderr());
-  t.match(relay.records.at(-1), { runId: 'r-left', delivered: 0, queued: 1, waiting: 1 });
-  t.match(relay.stderr(), /harness outbox flush/);
-});
-
-t.test('a slow bridge or a 5xx: the page is answered 202 and the event waits', async (t) => {
-  let mode: 'hang' | '503' = 'hang';
-  const upstream = await startRecordingUpstream((req, res) => {
-    if (req.method === 'GET')
-      return json(200, { ok: true, run: { id: 'r-slow', status: 'running', runMode: 'live' } })(req, res);
-    if (mode === '503')
-      return json(503, { ok: false, error: 'bridge_busy', message: 'busy', problems: [] })(req, res);
-    return undefined; // never answered
-  });
-  t.teardown(() => upstream.close());
-  const home = await mkdtemp(join(tmpdir(), 'harness-relay-'));
-  t.teardown(() => rm(home, { recursive: true, force: true }));
-  const env = {
-    PATH: process.env['PATH'] ?? '',
-    HOME: home,
-    HARNESS_BRIDGE_URL: upstream.url.origin,
-    HARNESS_BRIDGE_ACCESS_TOKEN: 'a'.repeat(43),
-  };
-  const relay = await startRelayCli(t, env, 'r-slow', [PAGE]);
-  const slow = await postFrom(PAGE, relay.url, pageEv({ message: 'slow' }));
-  t.same([slow.status, slow.body['queued']], [202, true], 'no answer within 5 s');
-  mode = '503';
-  const busy = await postFrom(PAGE, relay.url, pageEv({ message: 'busy' }));
-  t.same([busy.status, busy.body['queued']], [202, true], 'a 5xx');
-  const outbox = await readFile(join(home, '.harness', 'outbox', 'run-r-slow.jsonl'), 'utf8');
-  t.same(
-    outbox
-      .trimEnd()
-      .split('\n')
-      .map((l) => JSON.parse(l).event.message),
-    ['slow', 'busy'],
-  );
-  t.equal(await relay.stop(), 0);
-  t.match(relay.records.at(-1), { delivered: 0, queued: 2, waiting: 2 });
-});
-
 t.test('refused at the relay: nothing reaches the bridge, and each rule says why', async (t) => {
-  const upstream = await startRecordingUpstream((req, res) =>
-    req.method === 'GET'
-      ? json(200, { ok: true, run: { id: 'r-stub', status: 'running', runMode: null } })(req, res)
-      : json(201, { ok: true, seq: 7, event: {}, run: {} })(req, res),
-  );
-  t.teardown(() => upstream.close());
-  const home = await mkdtemp(join(tmpdir(), 'harness-relay-'));
-  t.teardown(() => rm(home, { recursive: true, force: true }));
-  const relay = await startRelayCli(
-    t,
-    {
-      PATH: process.env['PATH'] ?? '',
-      HOME: home,
-      HARNESS_BRIDGE_URL: upstream.url.origin,
-      HARNESS_BRIDGE_ACCESS_TOKEN: 'a'.repeat(43),
-    },
-    'r-stub',
-    [PAGE],
+  const { upstream, relay } = await startStubbedRelay(t, 'r-stub', (_req, res) =>
+    json(201, { ok: true, seq: 7, event: {}, run: {} })(_req, res),
   );
   const posts = () => upstream.received.filter((r) => r.method === 'POST').length;
   const refusals: [Record<string, unknown>, number, string, string][] = [
@@ -494,25 +368,4 @@ t.test('refused at the relay: nothing reaches the bridge, and each rule says why
   t.equal(sent.url, '/runs/r-stub/events');
   t.equal(sent.headers['x-harness-bridge-token'], 'a'.repeat(43));
   t.equal(await relay.stop(), 0);
-});
-
-t.test('a stop offers the outbox once more: what waits is delivered before it exits', async (t) => {
-  let b = await startTestBridge();
-  const te = b.t;
-  t.teardown(async () => cleanup(b));
-  const port = new URL(b.url).port;
-  const env = bridgeClientEnv(b);
-  await newRun(b, 'r-stop');
-  const relay = await startRelayCli(t, env, 'r-stop', [PAGE]);
-  await b.close();
-  t.equal((await postFrom(PAGE, relay.url, pageEv({ message: 'queued' }))).status, 202);
-  // The relay's own retries back off (250 ms doubling): after 4 s the next one is seconds away.
-  await pause(4000);
-  b = await startTestBridge({ ...te, env: { ...te.env, HARNESS_BRIDGE_PORT: port } });
-  t.equal(await relay.stop(), 0);
-  t.match(relay.records.at(-1), { runId: 'r-stop', delivered: 1, queued: 1, waiting: 0 });
-  t.same(
-    (await events(b, 'r-stop')).map((e) => e['message']),
-    ['queued'],
-  );
 });

@@ -1,5 +1,15 @@
+import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestBridge } from './bridge.js';
 import { type JsonLinesChild, startJsonLinesChild } from './json-lines-child.js';
+import {
+  json,
+  type RecordingUpstream,
+  startRecordingUpstream,
+  type UpstreamHandler,
+} from './recording-upstream.js';
 
 /** `harness browser-relay` as a child: its printed write URL, records and stderr. */
 export interface RelayChild extends JsonLinesChild {
@@ -84,4 +94,44 @@ export function postWithHost(url: string, host: string, origin: string, event: u
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** The page origin the relay tests allow. */
+export const PAGE = 'http://localhost:5173';
+
+/** Creates run `id` (no mode yet, so the relay takes it). */
+export async function newRun(b: TestBridge, id: string): Promise<void> {
+  const r = await b.req('POST', '/runs', { id });
+  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
+}
+
+/** The run's events as the bridge returns them. */
+export async function events(b: TestBridge, id: string): Promise<Record<string, any>[]> {
+  return (await b.req('GET', `/runs/${id}?eventLimit=200`)).body['run'].events;
+}
+
+/**
+ * A relay for PAGE whose bridge is a recording stand-in: it answers the start's run read with a
+ * live run, and every POST with `post`. A temporary HOME holds the outbox; all removed in teardown.
+ */
+export async function startStubbedRelay(
+  t: { teardown(fn: () => unknown): void },
+  runId: string,
+  post: UpstreamHandler,
+): Promise<{ upstream: RecordingUpstream; relay: RelayChild; home: string }> {
+  const upstream = await startRecordingUpstream((req, res) =>
+    req.method === 'GET'
+      ? json(200, { ok: true, run: { id: runId, status: 'running', runMode: 'live' } })(req, res)
+      : post(req, res),
+  );
+  t.teardown(() => upstream.close());
+  const home = await mkdtemp(join(tmpdir(), 'harness-relay-'));
+  t.teardown(() => rm(home, { recursive: true, force: true }));
+  const env = {
+    PATH: process.env['PATH'] ?? '',
+    HOME: home,
+    HARNESS_BRIDGE_URL: upstream.url.origin,
+    HARNESS_BRIDGE_ACCESS_TOKEN: 'a'.repeat(43),
+  };
+  return { upstream, relay: await startRelayCli(t, env, runId, [PAGE]), home };
 }
