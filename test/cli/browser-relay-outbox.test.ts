@@ -138,3 +138,43 @@ t.test('a stop offers the outbox once more: what waits is delivered before it ex
     ['queued'],
   );
 });
+
+t.test('one event at a time: the next is posted only once the bridge answered the one before', async (t) => {
+  const order: string[] = [];
+  const { upstream, relay } = await startStubbedRelay(t, 'r-serial', (req, res) => {
+    const n = upstream.received.filter((r) => r.method === 'POST').length;
+    order.push(`post ${n}`);
+    // The first answer comes late: a second post would overtake it if the relay did not wait.
+    setTimeout(
+      () => {
+        order.push(`answer ${n}`);
+        json(201, { ok: true, seq: n, event: {}, run: {} })(req, res);
+      },
+      n === 1 ? 300 : 0,
+    );
+  });
+  const first = postFrom(PAGE, relay.url, pageEv({ message: 'first' }));
+  while (order.length === 0) await pause(10);
+  const second = postFrom(PAGE, relay.url, pageEv({ message: 'second' }));
+  t.same([(await first).body['seq'], (await second).body['seq']], [1, 2]);
+  t.same(order, ['post 1', 'answer 1', 'post 2', 'answer 2']);
+  t.equal(await relay.stop(), 0);
+});
+
+t.test('at most 64 requests wait their turn; the rest are told to retry', async (t) => {
+  const { relay } = await startStubbedRelay(t, 'r-full', () => undefined); // never answered
+  // 70 at once: whatever order they arrive in, 64 wait (the first with the bridge) and 6 are 503.
+  const busy: (string | null)[] = [];
+  const requests = Array.from({ length: 70 }, (_, i) =>
+    postFrom(PAGE, relay.url, pageEv({ message: `r${i}` })).then(
+      (r) => r.status === 503 && busy.push(`${r.body['error']} ${r.headers.get('retry-after')}`),
+      () => null,
+    ),
+  );
+  const deadline = Date.now() + 5000;
+  while (busy.length < 6 && Date.now() < deadline) await pause(20);
+  await pause(300);
+  t.same(busy, Array(6).fill('bridge_busy 1'));
+  await relay.stop('SIGKILL');
+  await Promise.all(requests);
+});
