@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, realpathSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, realpathSync } from 'node:fs';
 import { sep } from 'node:path';
 import { artifactPathProblems } from '../contract/artifact-path.js';
 import { ArtifactError, describeOpenError, O_DIRECTORY, O_NOFOLLOW } from './artifact-root.js';
@@ -31,6 +31,15 @@ function openOrThrow(path: string, flags: number, relPath: string): number {
   }
 }
 
+/** Linux's name for an open descriptor's file (`/proc/self/fd/N`); null where there is none. */
+function kernelPath(fd: number): string | null {
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return null;
+  }
+}
+
 /** Never blocks the event loop of the main thread: call it only inside a worker. */
 export function openArtifactSync(realRoot: string, relPath: string): OpenedSync {
   const problems = artifactPathProblems(relPath);
@@ -47,6 +56,17 @@ export function openArtifactSync(realRoot: string, relPath: string): OpenedSync 
     const st = fstatSync(fd, { bigint: true });
     if (!st.isFile()) throw new ArtifactError(`${relPath} is not a regular file`);
     if (st.nlink > 1n) throw new ArtifactError(`${relPath} is a hard link (${st.nlink} names)`);
+    const opened = {
+      fd,
+      size: Number(st.size),
+      mtimeMs: Number(st.mtimeMs),
+      identity: `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`,
+      ctimeNs: st.ctimeNs,
+    };
+    // The kernel's own name for the opened file is its path through real directories, with no
+    // link in it: when that is exactly `leaf`, the realpath and lstat checks below would both agree
+    // (one system call instead of one per component). Anything else, or no /proc, asks them.
+    if (kernelPath(fd) === leaf) return opened;
     let real = '';
     try {
       real = realpathSync.native(leaf);
@@ -65,13 +85,7 @@ export function openArtifactSync(realRoot: string, relPath: string): OpenedSync 
     }
     if (named?.ino !== st.ino || named.dev !== st.dev)
       throw new ArtifactError(`${relPath} changed while it was opened`);
-    return {
-      fd,
-      size: Number(st.size),
-      mtimeMs: Number(st.mtimeMs),
-      identity: `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`,
-      ctimeNs: st.ctimeNs,
-    };
+    return opened;
   } catch (err) {
     closeSync(fd);
     throw err;

@@ -63,6 +63,14 @@ t.test('the sync opener and the async opener agree on every hostile path', async
   }
   t.match(verdictSync(root, 'ok/file.txt'), /^ok 7$/, 'the good file opens');
   t.match(verdictSync(root, 'linkdir/file.txt'), /^ArtifactError/, 'a linked directory is refused');
+  // A root named through a link (not the real root its callers must pass): every component the
+  // openers open is a directory, so only the realpath check (or the kernel's name for the opened
+  // file) tells that the file does not live at the path checked.
+  const aliased = join(base, 'alias');
+  await symlink(root, aliased);
+  const escaped = 'ArtifactError: ok/file.txt escapes the artifact root';
+  t.equal(await verdictAsync(aliased, 'ok/file.txt'), escaped);
+  t.equal(verdictSync(aliased, 'ok/file.txt'), escaped, 'the sync opener refuses it the same way');
 });
 
 t.test('batched claims in the pool equal claimArtifact, and report failures per path', async (t) => {
