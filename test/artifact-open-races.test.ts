@@ -25,11 +25,16 @@ const swapped = {
   // With the caller's options: the sync opener asks for bigint fields.
   lstat: (p: string, o?: fs.StatSyncOptions) => fs.lstatSync(p === leaf ? elsewhere : p, o),
 };
+// And what Linux then names the opened file (the worker opener asks it first): the file that was
+// opened no longer has the checked name, so its own name is not the leaf.
+const kernelAfterSwap = (p: fs.PathLike) =>
+  String(p).startsWith('/proc/self/fd/') ? `${leaf} (deleted)` : fs.readlinkSync(p);
 
 // Resolved from this file's own URL: tap resolves a relative specifier from the source-mapped caller
 // (test/*.ts), while the module to load is the compiled one beside the compiled test.
-const opener = async (answers: Partial<typeof swapped>) => {
+const opener = async (answers: Partial<typeof swapped> & { readlink?: typeof kernelAfterSwap }) => {
   const realpath = answers.realpath ?? fs.realpathSync.native;
+  const readlink = answers.readlink ?? ((p: fs.PathLike) => fs.readlinkSync(p));
   const lstat = answers.lstat ?? ((p: string, o?: fs.StatSyncOptions) => fs.lstatSync(p, o));
   const { openArtifact } = await t.mockImport<typeof import('../src/validators/artifact-root.js')>(
     new URL('../src/validators/artifact-root.js', import.meta.url).href,
@@ -48,6 +53,7 @@ const opener = async (answers: Partial<typeof swapped>) => {
         ...fs,
         realpathSync: Object.assign((p: string) => realpath(p), { native: (p: string) => realpath(p) }),
         lstatSync: (p: string, o?: fs.StatSyncOptions) => lstat(p, o),
+        readlinkSync: (p: fs.PathLike) => readlink(p),
       },
     },
   );
@@ -73,15 +79,23 @@ t.test('unswapped, both openers accept the file', async (t) => {
 });
 
 t.test('a leaf whose realpath moved is refused as escaping', async (t) => {
-  t.same(await opener({ realpath: swapped.realpath }), [
+  t.same(await opener({ realpath: swapped.realpath, readlink: kernelAfterSwap }), [
     'run/intake.json escapes the artifact root',
     'run/intake.json escapes the artifact root',
   ]);
 });
 
 t.test('a path that names another inode than the one opened is refused', async (t) => {
-  t.same(await opener({ lstat: swapped.lstat }), [
+  t.same(await opener({ lstat: swapped.lstat, readlink: kernelAfterSwap }), [
     'run/intake.json changed while it was opened',
     'run/intake.json changed while it was opened',
+  ]);
+});
+
+t.test('the kernel naming the opened file by the checked path stands for both checks', async (t) => {
+  // Only what the worker opener asks first is mocked: its answer, the leaf itself, is taken.
+  t.same(await opener({ realpath: swapped.realpath, lstat: swapped.lstat }), [
+    'run/intake.json escapes the artifact root',
+    'ok',
   ]);
 });
