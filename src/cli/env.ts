@@ -1,3 +1,4 @@
+import { CLIENT_TIMEOUT_MS } from '../contract/limits.js';
 import { isLoopbackHost } from '../contract/loopback.js';
 
 /** Environment reading shared by the client commands (emit, approve, explain, ui, mcp). */
@@ -112,4 +113,12 @@ export function refuseCredentialArguments(
         `${what} carries the value of ${name}; credentials are read from the environment only`,
       );
   }
+}
+
+/**
+ * HARNESS_CLIENT_TIMEOUT_MS, the bound on one request to the bridge (src/cli/http.ts). Checked as
+ * every command starts, so a bad value is a usage error (exit 2) whichever command meets it.
+ */
+export function clientTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
+  return readIntegerVar(env, 'HARNESS_CLIENT_TIMEOUT_MS', CLIENT_TIMEOUT_MS);
 }

@@ -1,6 +1,5 @@
 import { BridgeError } from '../contract/errors.js';
-import { CLIENT_TIMEOUT_MS } from '../contract/limits.js';
-import { bridgeUrl, readIntegerVar } from './env.js';
+import { bridgeUrl, clientTimeoutMs } from './env.js';
 import { terminalText } from './terminal.js';
 
 export interface BridgeResponse {
@@ -22,11 +21,12 @@ export class BridgeTimeout extends Error {
  */
 export async function bridgeRequest(
   path: string,
-  init: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
+  init: { method?: string; body?: unknown; headers?: Record<string, string>; timeoutMs?: number } = {},
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<BridgeResponse> {
   const url = new URL(path, bridgeUrl(env));
-  const timeoutMs = readIntegerVar(env, 'HARNESS_CLIENT_TIMEOUT_MS', CLIENT_TIMEOUT_MS);
+  // A caller's own shorter bound (a source polling the bridge) takes precedence.
+  const timeoutMs = Math.min(init.timeoutMs ?? Number.POSITIVE_INFINITY, clientTimeoutMs(env));
   const signal = AbortSignal.timeout(timeoutMs);
   const timedOut = () =>
     new BridgeTimeout(

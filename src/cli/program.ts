@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { registerCommands } from './commands.js';
-import { refuseCredentialArguments, UsageError } from './env.js';
+import { clientTimeoutMs, refuseCredentialArguments, UsageError } from './env.js';
 import { terminalText } from './terminal.js';
 import { packageVersion } from './version.js';
 
@@ -26,6 +26,7 @@ await registerCommands(program);
 try {
   // Every command: process arguments are visible to every local user (SPEC Authentication).
   refuseCredentialArguments(process.argv.slice(2));
+  clientTimeoutMs(process.env);
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) {

@@ -7,8 +7,18 @@ import { bridgeRequest } from './http.js';
 export function bridgeCall(command: string): BridgeCall {
   refuseIntegrityKey(command);
   const token = requireEnv('HARNESS_BRIDGE_ACCESS_TOKEN');
-  return (path, init) =>
-    bridgeRequest(path, { ...init, headers: { ...init.headers, 'x-harness-bridge-token': token } });
+  return async (path, init) => {
+    try {
+      return await bridgeRequest(path, {
+        ...init,
+        headers: { ...init.headers, 'x-harness-bridge-token': token },
+      });
+    } catch (err) {
+      // The environment's fault (HARNESS_BRIDGE_URL), not the bridge's: a usage error, exit 2.
+      if (err instanceof UsageError) throw new SourceError(err.message, 2);
+      throw err;
+    }
+  };
 }
 
 /** A source's refusal keeps its exit code: 2 for usage or input, 1 for the bridge's refusal. */

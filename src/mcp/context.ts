@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { TObject } from '#typebox';
-import { type BridgeResponse, bridgeRequest } from '../cli/http.js';
+import { type BridgeResponse, BridgeTimeout, bridgeRequest } from '../cli/http.js';
 import type { FinishLineEnv, RunFacts } from '../validators/facts.js';
 import type { Problem } from '../validators/problem.js';
 
@@ -10,6 +10,11 @@ export type LocalFinishLine = (facts: RunFacts, env: FinishLineEnv) => Promise<P
 /** Raised when the bridge cannot be reached at all (never confused with a bridge answer). */
 export class BridgeUnreachable extends Error {
   override readonly name = 'BridgeUnreachable';
+}
+
+/** The bridge took the request and gave no answer in time: what was sent may have been stored. */
+export class BridgeNoAnswer extends Error {
+  override readonly name = 'BridgeNoAnswer';
 }
 
 /**
@@ -41,6 +46,7 @@ export class McpSession {
         this.env,
       );
     } catch (err) {
+      if (err instanceof BridgeTimeout) throw new BridgeNoAnswer(err.message);
       throw new BridgeUnreachable(err instanceof Error ? err.message : String(err));
     }
   }

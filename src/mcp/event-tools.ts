@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { BridgeResponse } from '../cli/http.js';
 import type { EventSource, RunMode } from '../contract/index.js';
-import type { McpSession, ToolDefinition } from './context.js';
+import { BridgeNoAnswer, type McpSession, type ToolDefinition } from './context.js';
 import { bridgeFailure, isSuccess, success } from './result.js';
 import { EmitEventInput, RequestApprovalInput, StartRunInput } from './schemas.js';
 
@@ -22,13 +23,26 @@ export function eventBody(args: Record<string, unknown>): { runId: string; event
   };
 }
 
-/** Posts one event and answers with what the bridge stored (or its refusal, code and problems). */
+/**
+ * Posts one event and answers with what the bridge stored (or its refusal, code and problems). The
+ * event carries an id (a new UUID unless the agent gave one), so that when the bridge gives no
+ * answer in time the failure names the id a retry must reuse to be answered as a duplicate.
+ */
 export async function postEventResult(
   session: McpSession,
   runId: string,
-  event: Record<string, unknown>,
+  given: Record<string, unknown>,
 ): Promise<{ res: BridgeResponse; result: CallToolResult }> {
-  const res = await session.postEvent(runId, event);
+  const event = { ...given, id: given['id'] ?? randomUUID() };
+  let res: BridgeResponse;
+  try {
+    res = await session.postEvent(runId, event);
+  } catch (err) {
+    if (!(err instanceof BridgeNoAnswer)) throw err;
+    throw new BridgeNoAnswer(
+      `${err.message}; it may have stored event ${String(event.id)}: call again with "id": "${String(event.id)}"`,
+    );
+  }
   if (!isSuccess(res)) return { res, result: bridgeFailure(res) };
   const { ok: _ok, ...body } = res.body;
   return { res, result: success({ runId, ...body }) };

@@ -20,6 +20,8 @@ export const MCP_ERROR_CODES = {
   artifact_claim_mismatch:
     'The bridge recorded bytes other than those written: the file changed after the write.',
   bridge_unreachable: 'The bridge did not answer: it is not running or HARNESS_BRIDGE_URL is wrong.',
+  bridge_timeout:
+    'The bridge took the request and gave no answer within HARNESS_CLIENT_TIMEOUT_MS: it may have stored the event; call again with the same `id`, which it answers as a duplicate if it did.',
   internal_error: 'An unexpected failure in the tool server; details are on its stderr.',
 } as const;
 export type McpErrorCode = keyof typeof MCP_ERROR_CODES;

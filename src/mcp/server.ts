@@ -4,7 +4,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 import { type DocumentChecker, documentChecker } from '../contract/artifacts/check.js';
 import { BRIDGE_VERSION } from '../contract/index.js';
 import { createFinishLineCheck } from '../validators/runner.js';
-import { BridgeUnreachable, McpSession, type ToolDefinition } from './context.js';
+import { BridgeNoAnswer, BridgeUnreachable, McpSession, type ToolDefinition } from './context.js';
 import { emitEvent, requestApproval, startRun } from './event-tools.js';
 import { finishLineCheck } from './finish-line-check.js';
 import { failure } from './result.js';
@@ -62,6 +62,7 @@ export function createMcpServer(session: McpSession): Server {
       return await entry.tool.run(session, args);
     } catch (err) {
       if (err instanceof BridgeUnreachable) return failure('bridge_unreachable', err.message);
+      if (err instanceof BridgeNoAnswer) return failure('bridge_timeout', err.message);
       process.stderr.write(
         `harness mcp: ${entry.tool.name}: ${err instanceof Error ? err.stack : String(err)}\n`,
       );

@@ -12,7 +12,7 @@ export interface BridgeAnswer {
  */
 export type BridgeCall = (
   path: string,
-  init: { method: string; body?: unknown; headers?: Record<string, string> },
+  init: { method: string; body?: unknown; headers?: Record<string, string>; timeoutMs?: number },
 ) => Promise<BridgeAnswer>;
 
 /** A refusal a source reports: `exitCode` 2 for a usage or input problem, 1 for a bridge refusal. */

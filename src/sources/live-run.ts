@@ -4,20 +4,20 @@ import { type BridgeAnswer, type BridgeCall, refusalLine, SourceError } from './
 /** How long one request may take before the bridge counts as unreachable (a source never hangs). */
 const ANSWER_MS = 10_000;
 
-/** A bridge answer, or null when none came: nothing listening, a reset, or past the deadline. */
+/**
+ * A bridge answer, or null when none came: nothing listening, a reset, or past the deadline, which
+ * is the request's own (it is abandoned, not left running). A usage problem (SourceError) is thrown.
+ */
 export async function ask(
   call: BridgeCall,
   path: string,
   init: { method: string; body?: unknown },
 ): Promise<BridgeAnswer | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), ANSWER_MS);
-  });
   try {
-    return await Promise.race([call(path, init).catch(() => null), late]);
-  } finally {
-    clearTimeout(timer);
+    return await call(path, { ...init, timeoutMs: ANSWER_MS });
+  } catch (err) {
+    if (err instanceof SourceError) throw err;
+    return null;
   }
 }
 

@@ -1,4 +1,6 @@
 import { createServer, type Server, type Socket } from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import t, { type Test } from 'tap';
 import { execa } from '#execa';
 import { BridgeTimeout, bridgeRequest } from '../../src/cli/http.js';
@@ -91,17 +93,85 @@ t.test('a body that stalls after the headers is bounded too', async (t) => {
   t.match(bridge.received(), /^GET \/health HTTP\/1\.1/, 'the request was sent');
 });
 
-t.test('HARNESS_CLIENT_TIMEOUT_MS outside 1000..600000: exit 2 before any request', async (t) => {
-  const bridge = await silentBridge(t, false);
-  for (const value of ['999', '600001', 'soon', '-1']) {
-    const r = await execa(process.execPath, [CLI, 'explain', 'run-1'], {
+t.test(
+  'HARNESS_CLIENT_TIMEOUT_MS outside 1000..600000: exit 2 before any request, whatever the command',
+  async (t) => {
+    const bridge = await silentBridge(t, false);
+    const commands = [
+      ['explain', 'run-1'],
+      ['approve', 'run-1', '--owner', 'o', '--scope', 's', '--grant', '--yes'],
+      ['watch', 'run-1'],
+      ['browser-relay', 'run-1', '--origin', 'http://localhost:5173'],
+      ['mcp'],
+    ];
+    for (const value of ['999', '600001', 'soon', '-1'])
+      for (const args of commands) {
+        const r = await execa(process.execPath, [CLI, ...args], {
+          extendEnv: false,
+          env: env(bridge.origin, {
+            HARNESS_CLIENT_TIMEOUT_MS: value,
+            HARNESS_HUMAN_APPROVAL_TOKEN: 'h'.repeat(40),
+          }),
+          reject: false,
+          stdin: 'ignore',
+          timeout: 60_000,
+        });
+        t.equal(r.exitCode, 2, `${args[0]} ${value}`);
+        t.equal(r.stderr, 'harness: HARNESS_CLIENT_TIMEOUT_MS must be an integer from 1000 to 600000', value);
+      }
+    t.equal(bridge.received(), '', 'nothing was sent');
+  },
+);
+
+t.test(
+  'a source gives up on a silent bridge at its own bound and exits, leaving no request behind',
+  async (t) => {
+    // harness watch asks the bridge with its own 10 s bound; the request is abandoned then, so the
+    // process ends at once instead of waiting out HARNESS_CLIENT_TIMEOUT_MS (180 s by default).
+    const bridge = await silentBridge(t, false);
+    const { HARNESS_CLIENT_TIMEOUT_MS: _default, ...plain } = env(bridge.origin);
+    const started = Date.now();
+    const r = await execa(process.execPath, [CLI, 'watch', 'run-1', '--root', process.cwd()], {
       extendEnv: false,
-      env: env(bridge.origin, { HARNESS_CLIENT_TIMEOUT_MS: value }),
+      env: plain,
       reject: false,
-      timeout: 60_000,
+      timeout: 90_000,
     });
-    t.equal(r.exitCode, 2, value);
-    t.equal(r.stderr, 'harness: HARNESS_CLIENT_TIMEOUT_MS must be an integer from 1000 to 600000', value);
-  }
-  t.equal(bridge.received(), '', 'nothing was sent');
-});
+    t.equal(r.exitCode, 1, r.stderr);
+    t.match(r.stderr, /the bridge did not answer for run run-1/);
+    t.ok(Date.now() - started < 40_000, `exited ${Date.now() - started} ms after it started`);
+  },
+);
+
+t.test(
+  'harness mcp: a post the bridge does not answer is bridge_timeout, naming the id to repeat',
+  async (t) => {
+    const bridge = await silentBridge(t, false);
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'mcp'],
+      env: env(bridge.origin),
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'deadline-test', version: '0.0.0' });
+    await client.connect(transport);
+    t.teardown(() => client.close());
+    const r = await client.callTool({
+      name: 'harness.emit_event',
+      arguments: {
+        runId: 'run-1',
+        type: 'node.entered',
+        nodeId: 'intake',
+        actor: 'runtime-a',
+        message: 'm',
+        status: 'ok',
+      },
+    });
+    t.equal(r.isError, true);
+    const body = JSON.parse((r.content as { text: string }[])[0]!.text) as { error: string; message: string };
+    t.equal(body.error, 'bridge_timeout');
+    const id = /call again with "id": "([0-9a-f-]{36})"/.exec(body.message)?.[1];
+    t.ok(id, body.message);
+    t.match(bridge.received(), `"id":"${id}"`, 'the id named is the one the request carried');
+  },
+);
