@@ -1,42 +1,17 @@
-import { createServer, type Server, type Socket } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { execa } from '#execa';
 import { BridgeTimeout, bridgeRequest } from '../../src/cli/http.js';
 import { CLI } from '../helpers/cli.js';
+import { silentBridge } from '../helpers/silent-bridge.js';
 
 /**
  * A client command never hangs its caller: every request to the bridge is bounded by
- * HARNESS_CLIENT_TIMEOUT_MS from the request to the answer's last byte. The stand-ins accept the
- * connection and then say nothing (a stopped or wedged bridge), or send the headers and stall the
- * body.
+ * HARNESS_CLIENT_TIMEOUT_MS from the request to the answer's last byte. The stand-ins
+ * (silentBridge) accept the connection and then say nothing (a stopped or wedged bridge), or send
+ * the headers and stall the body.
  */
-async function silentBridge(
-  t: Test,
-  headersFirst: boolean,
-): Promise<{ origin: string; received: () => string }> {
-  const sockets = new Set<Socket>();
-  let received = '';
-  const server: Server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('data', (chunk) => {
-      received += chunk.toString();
-      if (headersFirst && received.includes('\r\n\r\n'))
-        socket.write(
-          'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"ok":',
-        );
-    });
-    socket.on('error', () => {});
-  });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  t.teardown(async () => {
-    for (const s of sockets) s.destroy();
-    await new Promise((done) => server.close(done));
-  });
-  const { port } = server.address() as { port: number };
-  return { origin: `http://127.0.0.1:${port}`, received: () => received };
-}
 
 const env = (origin: string, extra: Record<string, string> = {}) => ({
   PATH: process.env['PATH'] ?? '',
