@@ -1,4 +1,5 @@
 import { BridgeError } from '../contract/errors.js';
+import { BridgeTimeout } from '../sources/client.js';
 import { bridgeUrl, clientTimeoutMs } from './env.js';
 import { terminalText } from './terminal.js';
 
@@ -8,10 +9,7 @@ export interface BridgeResponse {
   headers: Headers;
 }
 
-/** The bridge gave no whole answer within HARNESS_CLIENT_TIMEOUT_MS: what was sent may have been stored. */
-export class BridgeTimeout extends Error {
-  override readonly name = 'BridgeTimeout';
-}
+export { BridgeTimeout };
 
 /**
  * One request to the bridge; a network failure is reported as such, never as a bridge answer.

@@ -15,6 +15,14 @@ export type BridgeCall = (
   init: { method: string; body?: unknown; headers?: Record<string, string>; timeoutMs?: number },
 ) => Promise<BridgeAnswer>;
 
+/**
+ * The bridge gave no whole answer within HARNESS_CLIENT_TIMEOUT_MS (src/cli/http.ts throws it from
+ * a BridgeCall): what was sent may have been stored.
+ */
+export class BridgeTimeout extends Error {
+  override readonly name = 'BridgeTimeout';
+}
+
 /** A refusal a source reports: `exitCode` 2 for a usage or input problem, 1 for a bridge refusal. */
 export class SourceError extends Error {
   override readonly name = 'SourceError';

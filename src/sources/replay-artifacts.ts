@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, readdir, rename, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { lstat, mkdir, open, readdir, rename, rm, rmdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { artifactPathProblems } from '../contract/artifact-path.js';
 import { proposalArtifact, type RunEvent } from '../contract/index.js';
 import { SourceError } from './client.js';
@@ -43,34 +43,53 @@ export async function isFreshRoot(dir: string): Promise<boolean> {
 }
 
 /**
- * Writes a bundle's artifact bytes into `root` (absent or empty: isFreshRoot), directories 0700
- * and files 0600. The bundle is signed, but its paths are still judged here as the bridge judges
- * a claim's (relative, no `..`, no absolute), and nothing is written through a link: each
- * directory is made here or must be a plain directory, each file is new (O_EXCL, O_NOFOLLOW).
- * On any failure what was written is removed, so a refused replay leaves no partial root.
+ * Writes a bundle's artifact bytes into `root`, directories 0700 and files 0600: `new`, a root
+ * this replay makes (its parents made as needed), false when it exists already, made by someone
+ * else (another replay racing for the same default root); `empty`, a given root that is an empty
+ * directory. The bundle is signed, but its paths are still judged here, before anything is made,
+ * as the bridge judges a claim's (relative, no `..`, no absolute), and nothing is written through
+ * a link: each directory is made here or must be a plain directory, each file is new (O_EXCL,
+ * O_NOFOLLOW). On any failure what this replay made is removed (the root it made, or the entries
+ * it made in the empty root), and nothing else, so a refused replay leaves no partial root.
  */
-export async function writeArtifacts(root: string, contents: Record<string, string>): Promise<void> {
-  const existed = (await lstat(root).catch(() => null)) !== null;
+export async function writeArtifacts(
+  root: string,
+  contents: Record<string, string>,
+  into: 'new' | 'empty',
+): Promise<boolean> {
+  const paths = Object.keys(contents).sort();
+  for (const path of paths) {
+    const problems = artifactPathProblems(path);
+    if (problems.length > 0)
+      throw new SourceError(`artifact ${JSON.stringify(path)} cannot be written: ${problems.join('; ')}`, 2);
+  }
+  if (into === 'new' && !(await makeRoot(root))) return false;
   const made = new Set<string>();
-  let first: string | undefined;
   try {
-    // The first directory made on the way to the root (undefined: it existed), removed on failure.
-    first = await mkdir(root, { recursive: true, mode: 0o700 });
-    for (const path of Object.keys(contents).sort()) {
-      const problems = artifactPathProblems(path);
-      if (problems.length > 0)
-        throw new SourceError(
-          `artifact ${JSON.stringify(path)} cannot be written: ${problems.join('; ')}`,
-          2,
-        );
+    for (const path of paths) {
       const top = path.split('/')[0]!;
       if (!made.has(top) && (await lstat(join(root, top)).catch(() => null)) === null) made.add(top);
       await writeOne(root, path, Buffer.from(contents[path]!, 'base64'));
     }
+    return true;
   } catch (err) {
-    if (existed) await removeRoot(root, [...made]);
-    else await removeRoot(first ?? root, null);
+    await removeRoot(root, into === 'new' ? null : [...made]);
     if (err instanceof SourceError) throw err;
+    throw new SourceError(`cannot write the bundle's artifacts into ${root}: ${(err as Error).message}`, 2);
+  }
+}
+
+/**
+ * Makes `root` itself with a non-recursive mkdir, so exactly one of two replays racing for it
+ * owns it (and may remove it): false when it exists already.
+ */
+async function makeRoot(root: string): Promise<boolean> {
+  try {
+    await mkdir(dirname(root), { recursive: true, mode: 0o700 });
+    await mkdir(root, { mode: 0o700 });
+    return true;
+  } catch (err) {
+    if (code(err) === 'EEXIST') return false;
     throw new SourceError(`cannot write the bundle's artifacts into ${root}: ${(err as Error).message}`, 2);
   }
 }
@@ -103,14 +122,18 @@ export async function removeRoot(root: string, entries: string[] | null): Promis
   else for (const entry of entries) await rm(join(root, entry), { recursive: true, force: true });
 }
 
-/** Moves a written root to `to` when that is absent or empty; false when something is there. */
+/**
+ * Moves a written root to `to` when that is absent: false when it exists. `to` is made first
+ * (makeRoot), so the rename replaces only the empty directory this replay just made, never one
+ * another replay made for its own bytes.
+ */
 export async function moveRoot(from: string, to: string): Promise<boolean> {
-  if (!(await isFreshRoot(to))) return false;
+  if (!(await makeRoot(to))) return false;
   try {
     await rename(from, to);
-    return true;
   } catch (err) {
-    if (['EEXIST', 'ENOTEMPTY', 'ENOTDIR'].includes(code(err) ?? '')) return false;
+    await rmdir(to).catch(() => {});
     throw err;
   }
+  return true;
 }

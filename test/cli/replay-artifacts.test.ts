@@ -9,6 +9,7 @@ import { writeArtifacts } from '../../src/sources/replay-artifacts.js';
 import { bundleText, lastClaims, partDigest, signManifest } from '../../src/storage/bundle-seal.js';
 import { cleanup, ev, makeTestEnv, startTestBridge, type TestBridge } from '../helpers/bridge.js';
 import { bridgeClientEnv, expectRefused, runCli } from '../helpers/cli.js';
+import { silentBridge } from '../helpers/silent-bridge.js';
 
 /**
  * Issue 31: a replay carries its artifacts. A bundle exported --with-artifacts has its bytes
@@ -191,6 +192,89 @@ t.test('replays carry their artifacts', async (t) => {
     t.match(plain.stderr, /node intake writes exactly run\/intake\.json/);
   });
 
+  t.test('a first event naming its artifactRoot roots the claims after it', async (t) => {
+    // A JSONL recorded by `harness emit --artifact-root`: line 1 seals the root, line 2 claims.
+    const jsonl = file('own-root.jsonl');
+    const written = ev({ id: 'o1', type: 'artifact.written', nodeId: 'route', artifact: 'run/route.json' });
+    await writeFile(
+      jsonl,
+      `${JSON.stringify(ev({ id: 'o0', artifactRoot: root }))}\n${JSON.stringify(written)}\n`,
+    );
+    const r = await runCli(['replay', jsonl], env);
+    t.equal(r.exitCode, 0, r.stderr);
+    t.same(JSON.parse(r.stdout), {
+      runId: 'own-root-replay-1',
+      events: 2,
+      source: 'local-jsonl',
+      artifactRoot: root,
+    });
+    t.same(await claimsOf('own-root-replay-1'), [['o1', 'run/route.json', sha('{"route":1}\n')]]);
+    const same = await runCli(['replay', jsonl, '--artifact-root', root, '--as', 'own-same'], env);
+    t.equal(same.exitCode, 0, same.stderr);
+    t.equal((await claimsOf('own-same')).length, 1, '--artifact-root naming the same directory');
+    const link = join(te.dir, 'root-link');
+    await symlink(root, link);
+    const linked = file('own-link.jsonl');
+    await writeFile(
+      linked,
+      `${JSON.stringify(ev({ id: 'l0', artifactRoot: link }))}\n${JSON.stringify(written)}\n`,
+    );
+    const through = await runCli(['replay', linked, '--artifact-root', root, '--as', 'own-link'], env);
+    t.equal(through.exitCode, 0, through.stderr);
+    t.equal((await claimsOf('own-link')).length, 1, 'a link to that directory, as the bridge resolves it');
+
+    const other = join(te.dir, 'other-root');
+    await mkdir(other);
+    expectRefused(
+      t,
+      await runCli(['replay', jsonl, '--artifact-root', other, '--as', 'own-other'], env),
+      `line 1 names artifactRoot ${root} and --artifact-root is ${other}, nothing was posted`,
+    );
+    await absent(t, 'own-other');
+  });
+
+  t.test('a default root someone else made is taken: never written into or removed', async (t) => {
+    const replays = join(te.dir, '.harness', 'replays');
+    await mkdir(join(replays, 'art-src-replay-4'));
+    const r = await runCli(['replay', file('full.json')], env);
+    t.equal(r.exitCode, 0, r.stderr);
+    t.same(JSON.parse(r.stdout).runId, 'art-src-replay-5', 'the next ID, whose root this replay made');
+    t.same(await readdir(join(replays, 'art-src-replay-4')), [], 'the other root is left as it was');
+    await absent(t, 'art-src-replay-4');
+    // Moved along from a taken run ID (replay-6's), the written root passes replay-7's empty one by.
+    t.equal((await b.req('POST', '/runs', { id: 'art-src-replay-6' })).status, 201);
+    await mkdir(join(replays, 'art-src-replay-7'));
+    const moved = await runCli(['replay', file('full.json')], env);
+    t.equal(moved.exitCode, 0, moved.stderr);
+    t.same(JSON.parse(moved.stdout).artifactRoot, join(replays, 'art-src-replay-8'));
+    t.same(await readdir(join(replays, 'art-src-replay-7')), [], 'the root moved past is left as it was');
+    await absent(t, 'art-src-replay-7');
+    // A replay that fails (its --as exists) leaves the empty root it did not make in place.
+    await mkdir(join(replays, 'art-src'));
+    const failed = await runCli(['replay', file('full.json'), '--as', 'art-src'], env);
+    t.equal(failed.exitCode, 1, failed.stderr);
+    t.match(failed.stderr, /replays\/art-src exists already: a replay is posted as a new run/);
+    t.same(await readdir(join(replays, 'art-src')), [], 'still there, still empty');
+  });
+
+  t.test('a bridge that never answers the create: the written root is kept', async (t) => {
+    const silent = await silentBridge(t, false);
+    const r = await runCli(['replay', file('full.json'), '--as', 'no-answer'], {
+      ...env,
+      HARNESS_BRIDGE_URL: silent.origin,
+      HARNESS_CLIENT_TIMEOUT_MS: '1000',
+    });
+    t.equal(r.exitCode, 1, r.stderr);
+    const kept = join(te.dir, '.harness', 'replays', 'no-answer');
+    t.equal(
+      r.stderr.trimEnd(),
+      `harness: the bridge at ${silent.origin} gave no answer within 1 s (HARNESS_CLIENT_TIMEOUT_MS); it may have created the replay run with the artifact root ${kept}, which is kept: remove it if that run does not exist`,
+    );
+    t.match(silent.received(), /^POST \/runs HTTP\/1\.1/, 'the create was sent');
+    t.match(silent.received(), JSON.stringify({ artifactRoot: kept }).slice(1, -1));
+    t.equal(await readFile(join(kept, 'run', 'route.json'), 'utf8'), '{"route":1}\n');
+  });
+
   t.test('a signed bundle naming a path outside the root writes nothing', async (t) => {
     // What only the export key's holder could make; the paths are judged again all the same.
     const bundle = JSON.parse(full) as RunBundle;
@@ -226,13 +310,27 @@ t.test('writeArtifacts follows no link on the way to a file', async (t) => {
   await mkdir(linkedDir);
   await symlink(elsewhere, join(linkedDir, 'run'));
   const bytes = { 'run/intake.json': Buffer.from('x').toString('base64') };
-  await t.rejects(writeArtifacts(linkedDir, bytes), SourceError);
+  await t.rejects(writeArtifacts(linkedDir, bytes, 'empty'), SourceError);
   t.same(await readdir(elsewhere), [], 'nothing written through the linked directory');
 
   const linkedFile = join(dir, 'linked-file');
   await mkdir(join(linkedFile, 'run'), { recursive: true });
   await writeFile(join(elsewhere, 'target'), 'kept');
   await symlink(join(elsewhere, 'target'), join(linkedFile, 'run', 'intake.json'));
-  await t.rejects(writeArtifacts(linkedFile, bytes), SourceError);
+  await t.rejects(writeArtifacts(linkedFile, bytes, 'empty'), SourceError);
   t.equal(await readFile(join(elsewhere, 'target'), 'utf8'), 'kept', 'the link’s target is unchanged');
+});
+
+t.test('writeArtifacts makes its root or leaves it: failing, it removes only what it made', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'harness-replay-own-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const bytes = { 'run/intake.json': Buffer.from('x').toString('base64') };
+  const theirs = join(dir, 'theirs');
+  await mkdir(theirs);
+  t.equal(await writeArtifacts(theirs, bytes, 'new'), false, 'a root that exists is another’s');
+  t.same(await readdir(theirs), []);
+  // 'a' is written as a file, so 'a/b' cannot be: the root this call made goes, its parent stays.
+  const broken = { a: bytes['run/intake.json'], 'a/b': bytes['run/intake.json'] };
+  await t.rejects(writeArtifacts(join(dir, 'mine'), broken, 'new'), /a is not a plain directory/);
+  t.same((await readdir(dir)).sort(), ['theirs']);
 });
