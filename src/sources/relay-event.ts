@@ -19,10 +19,17 @@ export const PageEventSchema = Type.Object(
 export type PageEvent = Record<string, unknown> & { id: string };
 
 /**
+ * Every id a page's event carries starts with this, the relay's own ones included: the agent's ids
+ * never do, so a page can neither take an id the agent will use nor probe one it used.
+ */
+export const PAGE_ID_PREFIX = 'browser-';
+
+/**
  * A page's body judged as the relay forwards it, or the refusal it gets, with every problem at once:
  * - a grant or deny is the human's, through the human token, which no page and no relay holds: 403;
  * - `actor: human` is refused (a page is never the human), as are a runMode other than `live`, an
- *   eventSource other than `browser-local`, and the run's configuration fields;
+ *   eventSource other than `browser-local`, the run's configuration fields, and an `id` that does
+ *   not start with `browser-` (PAGE_ID_PREFIX);
  * - the rest is judged by the bridge's own rules (src/contract/event-problems.ts) on the event as it
  *   will be posted: runMode `live`, eventSource `browser-local`, and an `id` made here when absent,
  *   so that the outbox's redelivery of it is the same event and stored once. No `ts` is made: the
@@ -45,9 +52,11 @@ export function pageEvent(body: unknown, schemaProblems: readonly string[]): Pag
     problems.add('eventSource must be browser-local (or left out)');
   for (const name of ['artifactRoot', 'adapterPath'])
     if (name in page) problems.add(`${name} is refused: a page never configures the run`);
+  if (typeof page['id'] === 'string' && !page['id'].startsWith(PAGE_ID_PREFIX))
+    problems.add(`/id must start with ${PAGE_ID_PREFIX} (or be left out): the agent's ids are not a page's`);
   const event: PageEvent = {
     ...page,
-    id: typeof page['id'] === 'string' ? page['id'] : `browser-${randomUUID()}`,
+    id: typeof page['id'] === 'string' ? page['id'] : `${PAGE_ID_PREFIX}${randomUUID()}`,
     runMode: 'live',
     eventSource: 'browser-local',
   };

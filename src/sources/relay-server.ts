@@ -124,10 +124,13 @@ export function buildRelayServer(options: RelayServerOptions): FastifyInstance {
   return app;
 }
 
-/** What the page learns of the bridge's answer: the seq it stored, or its refusal; not the run's summary. */
+/**
+ * What the page learns of the bridge's answer: the seq it stored, or that it refused and why in one
+ * line; not the run's summary, and never the refusal's problems, which may describe what the run
+ * holds (a stored event's fields for an id conflict, the finish line's gates for run.completed).
+ */
 function pageAnswer(body: Record<string, unknown>, id: string): Record<string, unknown> {
   if (body['ok'] === true)
     return { ok: true, id, seq: body['seq'], ...(body['duplicate'] === true ? { duplicate: true } : {}) };
-  const { error, message, problems } = body;
-  return { ok: false, error, message, problems: Array.isArray(problems) ? problems : [] };
+  return { ok: false, error: body['error'], message: body['message'] };
 }

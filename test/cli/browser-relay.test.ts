@@ -43,7 +43,7 @@ t.test('harness browser-relay on one bridge', async (t) => {
     t.match(stored, { id: r.body['id'], runMode: 'live', eventSource: 'browser-local', type: 'gate.fired' });
 
     const again = {
-      ...pageEv({ id: 'page-1', message: 'explicit' }),
+      ...pageEv({ id: 'browser-page-1', message: 'explicit' }),
       runMode: 'live',
       eventSource: 'browser-local',
     };
@@ -55,9 +55,32 @@ t.test('harness browser-relay on one bridge', async (t) => {
     const repeat = await postFrom(PAGE, relay.url, again);
     t.same([repeat.status, repeat.body['duplicate'], repeat.body['seq']], [200, true, first.body['seq']]);
     const conflict = await postFrom(PAGE, relay.url, { ...again, message: 'other' });
-    t.same([conflict.status, conflict.body['error']], [409, 'event_id_conflict'], "the bridge's refusal");
+    t.same(
+      conflict.body,
+      { ok: false, error: 'event_id_conflict', message: conflict.body['message'] },
+      "the bridge's refusal, without its problems: the page learns nothing of the stored event",
+    );
+    t.equal(conflict.status, 409);
     t.equal(conflict.headers.get('access-control-allow-origin'), PAGE, 'the page can read it');
   });
+
+  t.test(
+    "a run.completed the finish line refuses: the page learns the refusal, not the gate's problems",
+    async (t) => {
+      const r = await postFrom(
+        PAGE,
+        relay.url,
+        pageEv({ type: 'run.completed', nodeId: 'handoff', status: 'passed', message: 'done' }),
+      );
+      t.equal(r.status, 409);
+      t.same(r.body, { ok: false, error: 'finish_line_blocked', message: r.body['message'] });
+      t.match(
+        (await events(b, 'r-main')).at(-1),
+        { type: 'run.blocked', actor: 'system' },
+        'the bridge refused it',
+      );
+    },
+  );
 
   t.test('it listens on 127.0.0.1 only', async (t) => {
     const address = Object.values(networkInterfaces())
@@ -232,6 +255,20 @@ t.test('harness browser-relay on one bridge', async (t) => {
         true,
       ],
       [
+        'an adapter',
+        () => postFrom(PAGE, relay.url, pageEv({ adapterPath: 'adapter.json' })),
+        400,
+        'event_contract_violation',
+        true,
+      ],
+      [
+        "an id without the page's prefix",
+        () => postFrom(PAGE, relay.url, pageEv({ id: 'agent-hook-1' })),
+        400,
+        'event_contract_violation',
+        true,
+      ],
+      [
         'no message',
         () => postFrom(PAGE, relay.url, pageEv({ message: undefined })),
         400,
@@ -259,6 +296,12 @@ t.test('harness browser-relay on one bridge', async (t) => {
       t.same([r.status, r.body['error']], [status, code], `${what}: ${JSON.stringify(r.body)}`);
       t.equal(r.headers.get('access-control-allow-origin'), cors ? PAGE : null, `${what}: CORS header`);
     }
+    const probe = await postFrom(PAGE, relay.url, pageEv({ id: 'page-1', message: 'other' }));
+    t.same(
+      probe.body['problems'],
+      ["/id must start with browser- (or be left out): the agent's ids are not a page's"],
+      'an id the agent could use is refused before the bridge compares it',
+    );
     const mode = await postFrom(PAGE, relay.url, pageEv({ runMode: 'replay', message: '' }));
     t.ok(mode.body['problems'].length >= 2, `every problem at once: ${mode.body['problems']}`);
     t.same(await b.journal('r-main'), before, 'the journal is byte-for-byte unchanged');
@@ -266,7 +309,7 @@ t.test('harness browser-relay on one bridge', async (t) => {
 
   t.test('SIGINT stops it: exit 0 and a summary', async (t) => {
     t.equal(await relay.stop('SIGINT'), 0, relay.stderr());
-    t.match(relay.records.at(-1), { runId: 'r-main', delivered: 3, refused: 1, queued: 0, waiting: 0 });
+    t.match(relay.records.at(-1), { runId: 'r-main', delivered: 3, refused: 2, queued: 0, waiting: 0 });
   });
 });
 
@@ -332,6 +375,7 @@ t.test('refused at the relay: nothing reaches the bridge, and each rule says why
     [{ eventSource: 'api' }, 400, 'event_contract_violation', 'eventSource must be browser-local'],
     [{ artifactRoot: '/tmp' }, 400, 'event_contract_violation', 'artifactRoot is refused'],
     [{ adapterPath: 'a.json' }, 400, 'event_contract_violation', 'adapterPath is refused'],
+    [{ id: 'run-1-hook-1' }, 400, 'event_contract_violation', '/id must start with browser-'],
     [{ message: undefined }, 400, 'event_contract_violation', 'message'],
     [{ nodeId: 'elsewhere' }, 400, 'event_contract_violation', '/nodeId'],
     [{ type: 'node.failed', status: 'failed' }, 400, 'event_contract_violation', 'failureReason is required'],
