@@ -24,6 +24,18 @@ export interface RelayServerOptions {
   deliver: (event: PageEvent) => Promise<Outcome>;
 }
 
+/**
+ * A request must arrive whole within this (a client holding a half-sent request is cut off, 408),
+ * longer than a stop's budget so that a stop never waits on it (relay.ts closes what is left).
+ */
+export const REQUEST_MS = 15_000;
+/**
+ * A connection silent this long is closed, a request waiting for its answer included: a page's
+ * event waits its turn at most 64 deep (relay-delivery.ts), and one cut off meanwhile is still
+ * delivered or queued; its page may post it again with the same id.
+ */
+const SILENT_MS = 120_000;
+
 /** A schema failure with every problem found (documentChecker), for the handler to report. */
 class SchemaProblems extends Error {
   constructor(readonly problems: string[]) {
@@ -65,7 +77,11 @@ export function buildRelayServer(options: RelayServerOptions): FastifyInstance {
     exposeHeadRoutes: false,
     trustProxy: false,
     clientErrorHandler: clientErrorHandlerWith(HEADERS),
-    http: { requireHostHeader: false },
+    requestTimeout: REQUEST_MS,
+    connectionTimeout: SILENT_MS,
+    // Node enforces these when it checks its connections: every second here, not every 30 s; the
+    // headers' own limit (60 s by default) would outlast the request's.
+    http: { requireHostHeader: false, connectionsCheckingInterval: 1000, headersTimeout: REQUEST_MS },
   });
   // JSON only: a text/plain POST (which a browser sends without a preflight) is 415.
   app.removeContentTypeParser('text/plain');

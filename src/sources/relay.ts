@@ -51,8 +51,15 @@ export async function startRelay(call: BridgeCall, client: BridgeClient, opts: R
     url: `http://127.0.0.1:${port}/e/${capability}`,
     close: async (budgetMs) => {
       const until = Date.now() + budgetMs;
-      // Requests under way are answered; new connections are refused from here on.
-      await Promise.race([app.close(), new Promise((r) => setTimeout(r, budgetMs).unref())]);
+      // Requests under way are answered; new connections are refused from here on. Whatever is
+      // still open when the budget is spent (a client holding a half-sent request) is cut off, so
+      // that nothing keeps the process alive after its summary.
+      const closed = app.close().then(() => true);
+      const inTime = await Promise.race([
+        closed,
+        new Promise<false>((r) => setTimeout(r, budgetMs, false).unref()),
+      ]);
+      if (!inTime) app.server.closeAllConnections();
       return delivery.close(Math.max(0, until - Date.now()));
     },
   };
