@@ -1,8 +1,10 @@
 import type { Command } from 'commander';
 import type { FinishLineGate } from '../server/context.js';
+import { dataDirFrom } from '../server/data-dir.js';
 import type { BridgeEnv } from '../server/env.js';
-import { type SelfStop, startBridge } from '../server/start.js';
+import type { SelfStop } from '../server/start.js';
 import { StartupError } from '../storage/lease.js';
+import { StartupReader } from '../storage/startup-read.js';
 import type { ValidatorObserver } from '../validators/runner.js';
 import { UsageError } from './env.js';
 import { terminalText } from './terminal.js';
@@ -25,11 +27,20 @@ export async function finishLineGateFactory(): Promise<
 export async function serveBridge(
   env: NodeJS.ProcessEnv,
 ): Promise<{ url: string; close: () => Promise<void>; stopped: Promise<SelfStop> }> {
-  const makeFinishLine = await finishLineGateFactory();
+  // Made before the bridge's modules load, so that its thread loads beside them (a file store's
+  // only: a database URL, checked or not, means none).
+  const reader = env['HARNESS_DATABASE_URL'] ? null : await StartupReader.forDataDir(dataDirFrom(env));
+  const [{ startBridge }, makeFinishLine] = await Promise.all([
+    import('../server/start.js'),
+    finishLineGateFactory(),
+  ]).catch(async (err: Error) => {
+    await reader?.cancel();
+    throw err;
+  });
   try {
     // Storage's reports name runs and quote reasons (agent-chosen paths among them).
     const log = (msg: string) => process.stderr.write(`harness bridge: ${terminalText(msg)}\n`);
-    const bridge = await startBridge({ env, makeFinishLine, log, logTo: process.stdout });
+    const bridge = await startBridge({ env, makeFinishLine, log, logTo: process.stdout, reader });
     process.stdout.write(`Server listening at ${bridge.url}\n`);
     return bridge;
   } catch (err) {

@@ -1,5 +1,5 @@
 import type { KeyObject } from 'node:crypto';
-import { availableParallelism, homedir } from 'node:os';
+import { availableParallelism } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import {
   ARTIFACT_MAX_BYTES,
@@ -15,6 +15,7 @@ import { adapterRootsFromEnv } from '../validators/adapter.js';
 import { EXPORT_KEY_NAME } from '../validators/child-environment.js';
 import { GitExecutableError, type ResolvedGit, resolveGit } from '../validators/git-executable.js';
 import { readCredentials, readOptionalCredential } from './credentials.js';
+import { DEFAULT_DATA_DIR } from './data-dir.js';
 import { LOG_LEVELS, type LogLevel } from './logging.js';
 
 /** Everything the bridge reads from its environment, checked once at startup (CONTRACT 2 and 7). */
@@ -127,7 +128,7 @@ export function readBridgeEnv(env: NodeJS.ProcessEnv = process.env): BridgeEnv {
   return {
     host,
     port,
-    dataDir: absolute('HARNESS_DATA_DIR', resolve(homedir(), '.harness', 'runs')),
+    dataDir: absolute('HARNESS_DATA_DIR', DEFAULT_DATA_DIR),
     repoRoot: absolute('HARNESS_REPO_ROOT', process.cwd()),
     adapterRoots: adapterRootsFromEnv(env),
     integrityKey: Buffer.from(integrityKey, 'utf8'),

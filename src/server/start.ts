@@ -1,12 +1,13 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { SHUTDOWN_GRACE_MS } from '../contract/index.js';
-import { checkLayout } from '../storage/layout.js';
+import { RUN_DIRECTORY_MAX, SHUTDOWN_GRACE_MS } from '../contract/index.js';
+import { checkLayout, type LayoutConfigs, type RunDirListing, settleLayout } from '../storage/layout.js';
 import { acquireLease, acquireMutex, type Lease, LeaseLostError, StartupError } from '../storage/lease.js';
 import type { Database } from '../storage/pg/database.js';
 import { databaseUrlSecrets } from '../storage/pg/url.js';
-import { RUN_INDEX_FILE, readIndexFile } from '../storage/run-index-file.js';
+import { type IndexRead, RUN_INDEX_FILE, readIndexFile } from '../storage/run-index-file.js';
+import { type StartupRead, StartupReader } from '../storage/startup-read.js';
 import { type QuarantineKind, RunStore, type StoreOptions } from '../storage/store.js';
 import type { RunStorage } from '../storage/types.js';
 import type { ResolvedAdapter } from '../validators/adapter.js';
@@ -16,7 +17,6 @@ import { useGit } from '../validators/git-executable.js';
 import type { ValidatorObserver } from '../validators/runner.js';
 import { HashPool } from '../workers/pool.js';
 import { RootCheckCache } from '../workers/root-check-cache.js';
-import { buildApp } from './app.js';
 import type { BridgeContext, FinishLineGate } from './context.js';
 import { type BridgeEnv, readBridgeEnv } from './env.js';
 import { type LogDestination, loggerOptions } from './logging.js';
@@ -78,7 +78,19 @@ export interface StartOptions {
   storage?: Pick<
     StoreOptions,
     'checkpointBytes' | 'cacheSize' | 'journalMaxBytes' | 'snapshotMaxBytes' | 'maxRuns'
-  >;
+  > & {
+    /**
+     * The index file size from which startup reads on a thread of its own (storage/startup-read.ts;
+     * tests make it 0). STARTUP_READER_MIN_BYTES otherwise.
+     */
+    readerMinBytes?: number;
+  };
+  /**
+   * The startup reader the caller made early (`harness bridge` makes it as it starts, so that its
+   * thread loads while the bridge's modules do), null for none; absent: made here when the data
+   * directory's index is large enough (storage/startup-read.ts).
+   */
+  reader?: StartupReader | null;
   /** How often the lease is checked and renewed (tests make it short); LEASE_RENEW_MS otherwise. */
   leaseRenewMs?: number;
   /** How long shutdown waits for admitted operations (tests make it short); SHUTDOWN_GRACE_MS otherwise. */
@@ -125,7 +137,35 @@ function ignoreFileSizeSignal(): void {
 }
 
 export async function startBridge(opts: StartOptions = {}): Promise<RunningBridge> {
-  const env = readBridgeEnv(opts.env ?? process.env);
+  const { readerMinBytes, ...storage } = opts.storage ?? {};
+  let reader = opts.reader ?? null;
+  try {
+    const env = readBridgeEnv(opts.env ?? process.env);
+    if (env.databaseUrl !== null) {
+      await reader?.cancel();
+      reader = null;
+    } else if (opts.reader === undefined) {
+      reader = await StartupReader.forDataDir(env.dataDir, readerMinBytes);
+    }
+    // It reads the run index while the checks below run; the data directory only under the lease.
+    reader?.prepare({
+      dataDir: env.dataDir,
+      key: env.integrityKey,
+      trustPin: env.trustPin,
+      maxRuns: storage.maxRuns ?? RUN_DIRECTORY_MAX,
+    });
+    return await startWith(env, { ...opts, storage }, reader);
+  } finally {
+    // Done with once the store is open; never left waiting by a start that failed.
+    await reader?.cancel();
+  }
+}
+
+async function startWith(
+  env: BridgeEnv,
+  opts: StartOptions,
+  reader: StartupReader | null,
+): Promise<RunningBridge> {
   useGit(env.git.path);
   withholdFromChildren([
     env.integrityKey.toString('utf8'),
@@ -155,68 +195,21 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
     poolBusy: () => live?.pool.busy ?? 0,
     poolQueued: () => live?.pool.pool.queueSize ?? 0,
   });
-  const releaseMutex = await acquireMutex(env.dataDir);
-  let lease: Lease | null = null;
-  let store: RunStorage;
-  let database: Database | null = null;
-  // The first reason to stop wins; the bridge closes itself once (below).
-  let stopFor: (why: SelfStop) => void = () => {};
-  const stopping = new Promise<SelfStop>((resolve) => {
-    stopFor = resolve;
-  });
-  try {
-    lease = await acquireLease(env.dataDir, {
-      onLost: (holder) =>
-        stopFor({
-          cause: 'lease',
-          message: `the lease on HARNESS_DATA_DIR ${env.dataDir} is now held by ${holder}, so this bridge stopped serving`,
-        }),
-      ...(opts.leaseRenewMs === undefined ? {} : { renewMs: opts.leaseRenewMs }),
-    });
-    const storeOptions = {
-      integrityKey: env.integrityKey,
-      trustPin: env.trustPin,
-      onBatch: (records: number) => metrics.batchDurable(records),
-      onQuarantine: (runId: string, kind: QuarantineKind) => {
-        metrics.quarantined(kind);
-        onQuarantine(runId, kind);
-      },
-      ...(opts.log ? { log: opts.log } : {}),
-      ...opts.storage,
-    };
-    if (env.databaseUrl !== null) {
-      // Loaded only for a bridge that uses it: the file store's startup never reads pg.
-      const [{ openDatabase }, { PgRunStore }] = await Promise.all([
-        import('../storage/pg/database.js'),
-        import('../storage/pg/store.js'),
-      ]);
-      database = await openDatabase({
-        url: env.databaseUrl,
-        poolSize: env.dbPoolSize,
-        log: opts.log ?? (() => {}),
-      });
-      store = await PgRunStore.open({ pool: database.pool, ...storeOptions }).catch((err: Error) => {
-        throw new StartupError(`HARNESS_DATABASE_URL: the runs cannot be read: ${err.message}`);
-      });
-    } else {
-      store = await openFileStore(env, lease, storeOptions, (why) => stopFor(why));
-    }
-  } catch (err) {
-    await database?.close();
-    await lease?.release();
-    throw err;
-  } finally {
-    await releaseMutex();
-  }
   const hashPool = new HashPool(
     env.workers,
     { maxBytes: env.artifactMaxBytes, timeoutMs: env.rehashTimeoutMs },
     metrics.pool,
   );
   let port = env.port;
+  // The server is built while the store opens (its handlers read the store per request), and
+  // listens only once the store is open.
+  let opened: RunStorage | null = null;
   const ctx: BridgeContext = {
     env,
-    store,
+    get store(): RunStorage {
+      if (opened === null) throw new Error('the run store is not open yet');
+      return opened;
+    },
     queue: new RunQueue(),
     pool: hashPool,
     metrics,
@@ -242,15 +235,91 @@ export async function startBridge(opts: StartOptions = {}): Promise<RunningBridg
         opts.logTo,
       )
     : opts.logger;
-  const app = await buildApp(ctx, logger === undefined ? {} : { logger });
-  onQuarantine = (runId, kind) => app.log.warn({ runId, reason: kind }, 'run quarantined');
+  let releaseMutex: () => Promise<void>;
   try {
-    await app.listen({ host: env.host, port: env.port });
+    releaseMutex = await acquireMutex(env.dataDir);
   } catch (err) {
+    await hashPool.close();
+    throw err;
+  }
+  let lease: Lease | null = null;
+  let building: Promise<FastifyInstance> | null = null;
+  let database: Database | null = null;
+  // The first reason to stop wins; the bridge closes itself once (below).
+  let stopFor: (why: SelfStop) => void = () => {};
+  const stopping = new Promise<SelfStop>((resolve) => {
+    stopFor = resolve;
+  });
+  try {
+    lease = await acquireLease(env.dataDir, {
+      onLost: (holder) =>
+        stopFor({
+          cause: 'lease',
+          message: `the lease on HARNESS_DATA_DIR ${env.dataDir} is now held by ${holder}, so this bridge stopped serving`,
+        }),
+      ...(opts.leaseRenewMs === undefined ? {} : { renewMs: opts.leaseRenewMs }),
+    });
+    // The reader reads while the server's modules load and the server is built: on two cores,
+    // the two overlap (storage/startup-read.ts).
+    const reading = reader?.read();
+    reading?.catch(() => {});
+    building = import('./app.js').then(({ buildApp }) =>
+      buildApp(ctx, logger === undefined ? {} : { logger }),
+    );
+    building.catch(() => {});
+    const storeOptions = {
+      integrityKey: env.integrityKey,
+      trustPin: env.trustPin,
+      onBatch: (records: number) => metrics.batchDurable(records),
+      onQuarantine: (runId: string, kind: QuarantineKind) => {
+        metrics.quarantined(kind);
+        onQuarantine(runId, kind);
+      },
+      ...(opts.log ? { log: opts.log } : {}),
+      ...opts.storage,
+    };
+    if (env.databaseUrl !== null) {
+      // Loaded only for a bridge that uses it: the file store's startup never reads pg.
+      const [{ openDatabase }, { PgRunStore }] = await Promise.all([
+        import('../storage/pg/database.js'),
+        import('../storage/pg/store.js'),
+      ]);
+      database = await openDatabase({
+        url: env.databaseUrl,
+        poolSize: env.dbPoolSize,
+        log: opts.log ?? (() => {}),
+      });
+      opened = await PgRunStore.open({ pool: database.pool, ...storeOptions }).catch((err: Error) => {
+        throw new StartupError(`HARNESS_DATABASE_URL: the runs cannot be read: ${err.message}`);
+      });
+    } else {
+      opened = await openFileStore(env, lease, storeOptions, (why) => stopFor(why), reading);
+    }
+  } catch (err) {
+    await building?.then((app) => app.close()).catch(() => {});
+    await hashPool.close();
+    await database?.close();
+    await lease?.release();
+    throw err;
+  } finally {
+    await releaseMutex();
+  }
+  const store = opened;
+  const stop = async () => {
     await hashPool.close();
     await store.close();
     await database?.close();
     await lease.release();
+  };
+  const app = await building.catch(async (err: Error) => {
+    await stop();
+    throw err;
+  });
+  onQuarantine = (runId, kind) => app.log.warn({ runId, reason: kind }, 'run quarantined');
+  try {
+    await app.listen({ host: env.host, port: env.port });
+  } catch (err) {
+    await stop();
     throw new StartupError(
       `HARNESS_BRIDGE_PORT ${env.port} cannot be bound on ${env.host}: ${(err as Error).message}`,
     );
@@ -306,16 +375,26 @@ async function openFileStore(
   lease: Lease,
   options: Omit<StoreOptions, 'dataDir' | 'configs' | 'listing' | 'runIndex' | 'fence' | 'onFailure'>,
   stopFor: (why: SelfStop) => void,
+  reading?: Promise<StartupRead>,
 ): Promise<RunStore> {
-  // The run index first: the layout check then reads only the run directories it lacks.
-  const runIndex = await readIndexFile(join(env.dataDir, RUN_INDEX_FILE), env.integrityKey, env.trustPin);
-  const { configs, listing } = await checkLayout(
-    env.dataDir,
-    env.integrityKey,
-    env.trustPin,
-    options.maxRuns,
-    runIndex.kind === 'read' ? runIndex.dirs : undefined,
-  );
+  let runIndex: IndexRead;
+  let layout: { configs: LayoutConfigs; listing: RunDirListing };
+  if (reading) {
+    const { read, found } = await reading;
+    runIndex = read;
+    layout = await settleLayout(env.dataDir, found);
+  } else {
+    // The run index first: the layout check then reads only the run directories it lacks.
+    runIndex = await readIndexFile(join(env.dataDir, RUN_INDEX_FILE), env.integrityKey, env.trustPin);
+    layout = await checkLayout(
+      env.dataDir,
+      env.integrityKey,
+      env.trustPin,
+      options.maxRuns,
+      runIndex.kind === 'read' ? runIndex.dirs : undefined,
+    );
+  }
+  const { configs, listing } = layout;
   // Replaying the commit log is recovery: it runs under the mutex, so a crash in the middle
   // leaves the mutex behind for an operator to see rather than a half-recovered directory.
   return RunStore.open({

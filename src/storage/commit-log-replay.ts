@@ -5,7 +5,9 @@ import { firstPrev, JournalAuthError, verifyLine } from './journal-record.js';
 import { scanJournal } from './journal-scan.js';
 import { macEqual } from './mac.js';
 import { LinkedFileError, openNoFollow, readJsonLines, readNoFollow } from './no-follow.js';
-import { isCanonicalRunId, runPaths } from './paths.js';
+import { COMMIT_LOG_FILE, DISPUTED_FILE, isCanonicalRunId, runPaths } from './paths.js';
+
+export { COMMIT_LOG_FILE, DISPUTED_FILE };
 
 /**
  * Recovery from `commit.log` (commit-log.ts writes it): at startup, before any run is opened,
@@ -17,9 +19,6 @@ import { isCanonicalRunId, runPaths } from './paths.js';
  */
 
 const { O_APPEND, O_WRONLY } = constants;
-
-export const COMMIT_LOG_FILE = 'commit.log';
-export const DISPUTED_FILE = 'commit-disputed.jsonl';
 
 /** A run whose commit-log records could not be replayed: quarantined with this reason. */
 export interface Disputed {

@@ -1,15 +1,24 @@
 import type { Dirent } from 'node:fs';
-import { opendir, readdir, rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunConfig } from '../contract/index.js';
-import { RUN_DIRECTORY_MAX } from '../contract/index.js';
-import { COMMIT_LOG_FILE, DISPUTED_FILE } from './commit-log-replay.js';
+import { RUN_DIRECTORY_MAX } from '../contract/limits.js';
+import { type DataDirListing, listDataDir, runDirAt } from './data-dir-listing.js';
 import { DRIFT_FILE } from './drift-quarantines.js';
+import { DIGEST_BYTES } from './hex.js';
 import { StartupError } from './lease.js';
 import { NotRegularFileError, readTextNoFollow } from './no-follow.js';
-import { CONFIG_FILE, LEASE_FILE, MUTEX_FILE, RUN_DIR_PATTERN, runDirName, SNAPSHOT_FILE } from './paths.js';
+import {
+  COMMIT_LOG_FILE,
+  CONFIG_FILE,
+  DISPUTED_FILE,
+  LEASE_FILE,
+  MUTEX_FILE,
+  RUN_DIR_PATTERN,
+  runDirName,
+  SNAPSHOT_FILE,
+} from './paths.js';
 import { RunDirSet } from './run-dir-set.js';
-import { parseConfig } from './run-files.js';
 import { RUN_INDEX_FILE } from './run-index-file.js';
 
 /** Each run directory's config as startup authenticated it, or why it failed (the run is quarantined). */
@@ -88,7 +97,17 @@ export async function checkLayout(
   maxRuns: number = RUN_DIRECTORY_MAX,
   indexed?: RunDirSet,
 ): Promise<{ configs: LayoutConfigs; listing: RunDirListing }> {
-  const found = await scanLayout(dataDir, key, trustPin, maxRuns, indexed);
+  return settleLayout(dataDir, await scanLayout(dataDir, key, trustPin, maxRuns, indexed));
+}
+
+/**
+ * `checkLayout` after its scan (which the startup reader may have made on its own thread,
+ * startup-read.ts): interrupted creations removed, then the first refusal thrown.
+ */
+export async function settleLayout(
+  dataDir: string,
+  found: LayoutFindings,
+): Promise<{ configs: LayoutConfigs; listing: RunDirListing }> {
   // rm removes a link itself, never what it points to.
   for (const name of found.interrupted) await rm(join(dataDir, name), { recursive: true, force: true });
   refuse(dataDir, found);
@@ -120,23 +139,28 @@ export async function scanLayout(
   trustPin: string | null,
   maxRuns: number = RUN_DIRECTORY_MAX,
   indexed: RunDirSet = new RunDirSet(),
+  listing: DataDirListing = listDataDir(dataDir),
 ): Promise<LayoutFindings> {
-  // Streamed: a run directory the index names is marked found and not kept (a data directory
-  // holds up to 100,000); every other entry is kept to be checked once the counts are known.
-  const isRunDir = (name: string) => indexed.has(name) || RUN_DIR_PATTERN.test(name);
-  const entries: Dirent[] = [];
+  // A run directory the index names is marked found and not kept (a data directory holds up to
+  // 100,000); every other entry is kept to be checked once the counts are known.
+  const entries: DataDirListing['others'] = [];
   const runDirs: string[] = [];
   let indexedRunDirs = 0;
   let others = 0;
-  for await (const entry of await opendir(dataDir, { bufferSize: 1024 })) {
-    const name = entry.name;
-    if (entry.isDirectory() && indexed.mark(name)) {
+  for (let at = 0; at < listing.count * DIGEST_BYTES; at += DIGEST_BYTES) {
+    if (indexed.markDigest(listing.runDirs, at)) {
       indexedRunDirs++;
       continue;
     }
+    const name = runDirAt(listing.runDirs, at);
+    entries.push({ name, kind: 'directory' });
+    runDirs.push(name);
+  }
+  // The index names run directories only (listed above): none of these is in it.
+  for (const entry of listing.others) {
     entries.push(entry);
-    if (isRunDir(name)) runDirs.push(name);
-    else if (!isInterrupted(name) && name !== RUN_INDEX_FILE) others++;
+    if (RUN_DIR_PATTERN.test(entry.name)) runDirs.push(entry.name);
+    else if (!isInterrupted(entry.name) && entry.name !== RUN_INDEX_FILE) others++;
   }
   if (indexedRunDirs + runDirs.length > maxRuns) {
     throw new StartupError(
@@ -164,16 +188,16 @@ export async function scanLayout(
     const path = join(dataDir, name);
     if (isInterrupted(name)) {
       found.interrupted.push(name);
-    } else if (entry.isSymbolicLink()) {
+    } else if (entry.kind === 'link') {
       found.links.push(name);
     } else if (
       (name === COMMIT_LOG_FILE || name === DISPUTED_FILE || name === DRIFT_FILE) &&
-      !entry.isFile()
+      entry.kind !== 'file'
     ) {
       found.special.push(name);
-    } else if (!entry.isDirectory()) {
+    } else if (entry.kind !== 'directory') {
       if (isRunFile(name) || RUN_DIR_PATTERN.test(name)) found.legacy.push(name);
-    } else if (isRunDir(name)) {
+    } else if (RUN_DIR_PATTERN.test(name)) {
       // A run the authenticated run index holds is checked when it is opened (storage/store.ts):
       // startup does not read every run's files.
       if (!indexed.has(name)) await checkRunDir(path, name, key, trustPin, found);
@@ -218,6 +242,8 @@ async function checkRunDir(
   }
   let config: RunConfig;
   try {
+    // Loaded for a run directory the index lacks: the startup reader's thread seldom needs it.
+    const { parseConfig } = await import('./run-files.js');
     config = parseConfig(text, key);
   } catch (err) {
     found.configs.set(name, err as Error);

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { RUN_ID_PATTERN } from '../contract/index.js';
+import { RUN_ID_PATTERN } from '../contract/limits.js';
 import { sha256Hex } from './mac.js';
 
 /** SPEC "Run": the storage key is the SHA-256 of the exact run ID. */
@@ -9,6 +9,9 @@ export const SNAPSHOT_FILE = 'run.json';
 export const JOURNAL_FILE = 'events.jsonl';
 export const LEASE_FILE = 'bridge.lease';
 export const MUTEX_FILE = 'recovery.mutex';
+/** The commit log (storage/commit-log.ts) and the records its replay could not apply. */
+export const COMMIT_LOG_FILE = 'commit.log';
+export const DISPUTED_FILE = 'commit-disputed.jsonl';
 
 export function isCanonicalRunId(id: string): boolean {
   return RUN_ID_PATTERN.test(id);

@@ -106,9 +106,12 @@ export async function startupRuns(
   configs: LayoutConfigs | undefined,
   disputed: readonly Disputed[],
   logged: readonly string[],
-  index: { runs: RunTable; dirs: RunDirSet } | null = null,
+  index: { runs: RunTable; dirs?: RunDirSet | undefined } | null = null,
   listing?: RunDirListing,
 ): Promise<{ runs: RunTable; added: IndexEntry[]; quarantines: [string, string][] }> {
+  // Without the index's directories, an unlisted data directory would read as runs it lacks.
+  if (index !== null && index.dirs === undefined && listing === undefined)
+    throw new Error('startup needs the run index directories or the layout listing');
   const found = await attributeRunDirs(dataDir, key, configs, logged, index?.dirs, listing);
   const { quarantines } = found;
   // The index's entries, less the runs whose directory was removed (archived) while the bridge was

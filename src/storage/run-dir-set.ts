@@ -47,20 +47,50 @@ export class RunDirSet {
    */
   add(bytes: Uint8Array, from: number, slot: number): boolean {
     if (!digestFromHex(bytes, from, this.scratch, 0)) return false;
-    if (this.find(this.scratch) >= 0) return true;
-    const i = this.entries++;
+    this.addDigest(this.scratch, 0, slot);
+    return true;
+  }
+
+  /** Adds the directory whose hash is the 32 bytes at `bytes[from]`, holding the run in `slot`. */
+  addDigest(bytes: Uint8Array, from: number, slot: number): void {
+    const i = this.entries;
     if (i === this.slots.length) this.growEntries();
-    for (let k = 0; k < HASH_BYTES; k++) this.hashes[i * HASH_BYTES + k] = this.scratch[k]!;
+    for (let k = 0; k < HASH_BYTES; k++) this.hashes[i * HASH_BYTES + k] = bytes[from + k]!;
+    if (this.find(this.hashes, i * HASH_BYTES) >= 0) return;
+    this.entries++;
     this.slots[i] = slot;
     if (2 * (this.used + 1) > this.table.length) this.rehash(2 * this.table.length);
     this.insert(i);
     this.live++;
-    return true;
+  }
+
+  /**
+   * Adds `n` directories whose hashes are consecutive in `bytes` from `from`, holding the runs in
+   * slots `first` on, copied at once. Each is the hash of a run ID the run table did not hold
+   * (RunIds.addRun refuses one it holds), so none is looked for first.
+   */
+  addDigests(bytes: Uint8Array, from: number, n: number, first: number): void {
+    while (this.entries + n > this.slots.length) this.growEntries();
+    this.hashes.set(bytes.subarray(from, from + n * HASH_BYTES), this.entries * HASH_BYTES);
+    if (2 * (this.used + n) > this.table.length) this.rehash(2 ** Math.ceil(Math.log2(4 * (this.live + n))));
+    for (let k = 0; k < n; k++) {
+      this.slots[this.entries] = first + k;
+      this.insert(this.entries++);
+    }
+    this.live += n;
   }
 
   /** Whether the index names directory `name`, which is then marked found. */
   mark(name: string): boolean {
     const i = this.lookup(name);
+    if (i < 0) return false;
+    this.found[i] = 1;
+    return true;
+  }
+
+  /** Whether the index names the directory whose hash is `hash[from, from + 32)`, then marked found. */
+  markDigest(hash: Buffer, from: number): boolean {
+    const i = this.find(hash, from);
     if (i < 0) return false;
     this.found[i] = 1;
     return true;
@@ -97,19 +127,20 @@ export class RunDirSet {
     return hash.readUInt32LE(at) & (this.table.length - 1);
   }
 
-  private find(hash: Buffer): number {
+  /** The entry whose hash is `hash[from, from + 32)`, or -1. */
+  private find(hash: Buffer, from = 0): number {
     const mask = this.table.length - 1;
-    for (let p = this.start(hash); ; p = (p + 1) & mask) {
+    for (let p = this.start(hash, from); ; p = (p + 1) & mask) {
       const v = this.table[p]!;
       if (v === EMPTY) return -1;
-      if (v !== REMOVED && this.holds(v - 1, hash)) return v - 1;
+      if (v !== REMOVED && this.holds(v - 1, hash, from)) return v - 1;
     }
   }
 
   /** Whether entry `i` has `hash` (compared in JavaScript: a native compare per probe costs more). */
-  private holds(i: number, hash: Buffer): boolean {
+  private holds(i: number, hash: Buffer, from: number): boolean {
     const at = i * HASH_BYTES;
-    for (let k = 0; k < HASH_BYTES; k++) if (this.hashes[at + k] !== hash[k]) return false;
+    for (let k = 0; k < HASH_BYTES; k++) if (this.hashes[at + k] !== hash[from + k]) return false;
     return true;
   }
 

@@ -40,6 +40,17 @@ export class RunIds {
     this.table = new Int32Array(2 * slots);
   }
 
+  /** IDs another thread read, as a structured clone delivers them (SlotArena.revive). */
+  static revive(clone: RunIds): RunIds {
+    Object.setPrototypeOf(clone, RunIds.prototype);
+    SlotArena.revive(clone.ids);
+    return clone;
+  }
+
+  buffers(): ArrayBufferLike[] {
+    return [...this.ids.buffers(), this.table.buffer];
+  }
+
   /** The slot holding `runId`, or -1. */
   find(runId: string): number {
     const n = runId.length;
@@ -91,6 +102,23 @@ export class RunIds {
     this.index(slot);
   }
 
+  /**
+   * Gives the free slots `first` on the IDs `src[from, ...)`, `lengths[i]` bytes each, copied at
+   * once; false, the table then unusable, when an ID is empty or held already.
+   */
+  addRun(first: number, lengths: Uint8Array, src: Uint8Array, from: number): boolean {
+    const n = lengths.length;
+    // Before the IDs are in the arena: a rehash places every ID it holds.
+    if (2 * (this.used + n) > this.table.length)
+      this.rehash(Math.max(this.table.length, 4 * (this.live + n)));
+    this.ids.putRun(first, lengths, src, from);
+    for (let slot = first; slot < first + n; slot++) {
+      if (this.ids.length[slot] === 0 || !this.insertNew(slot)) return false;
+      this.live++;
+    }
+    return true;
+  }
+
   /** Frees `slot`'s ID. */
   remove(slot: number): void {
     if (this.ids.length[slot] === 0) return;
@@ -139,6 +167,24 @@ export class RunIds {
     while (this.table[p] !== EMPTY) p = (p + 1) & mask;
     this.table[p] = slot + 1;
     this.used++;
+  }
+
+  /** Places `slot`'s ID in the table, one probe sequence; false if another slot holds it. */
+  private insertNew(slot: number): boolean {
+    const { bytes, at, length } = this.ids;
+    const from = at[slot]!;
+    const n = length[slot]!;
+    const mask = this.table.length - 1;
+    let p = this.slotHash(slot) & mask;
+    for (let v = this.table[p]!; v !== EMPTY; p = (p + 1) & mask, v = this.table[p]!) {
+      if (v === REMOVED || length[v - 1] !== n) continue;
+      let i = 0;
+      for (const other = at[v - 1]!; i < n; i++) if (bytes[other + i] !== bytes[from + i]) break;
+      if (i === n) return false;
+    }
+    this.table[p] = slot + 1;
+    this.used++;
+    return true;
   }
 
   /** A table of at least `size` cells holding every ID, without REMOVED cells. */

@@ -44,7 +44,7 @@ const daysIn = (year: number, month: number): number =>
  * The milliseconds of an ISO time as `Date#toISOString` writes it (years 1000 to 9999), read from
  * `bytes[from, to)`; NaN for any other text, which the table then keeps as text.
  */
-function isoMillis(bytes: Uint8Array, from: number, to: number): number {
+export function isoMillis(bytes: Uint8Array, from: number, to: number): number {
   if (to - from !== ISO_SHAPE.length) return Number.NaN;
   for (let i = 0; i < ISO_SHAPE.length; i++) {
     const c = bytes[from + i]!;
@@ -61,6 +61,26 @@ function isoMillis(bytes: Uint8Array, from: number, to: number): number {
   if (year < 1000 || month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return Number.NaN;
   if (hours > 23 || minutes > 59 || seconds > 59) return Number.NaN;
   return Date.UTC(year, month - 1, day, hours, minutes, seconds, digits(bytes, from + 20, 3));
+}
+
+/**
+ * The runs a packed block of the run index holds (run-index-packed.ts), as its columns: where each
+ * starts in `body`, or the values read from it, all already checked.
+ */
+export interface PackedRuns {
+  body: Buffer;
+  idLengths: Uint8Array;
+  /** The IDs, one after another. */
+  ids: number;
+  createdMs: Float64Array;
+  recordCounts: Float64Array;
+  /** Whether each run has a head MAC (1) or not (0). */
+  hasHead: Uint8Array;
+  /** 32 bytes each, zeros where there is none. */
+  heads: number;
+  summaryLengths: Uint32Array;
+  /** The summaries, one after another. */
+  summaries: number;
 }
 
 /** Bytes of a run ID, as a run table is first sized. */
@@ -107,6 +127,24 @@ export class RunTable {
     this.counts = new Float64Array(capacity);
     this.heads = Buffer.alloc(capacity * HEAD_BYTES);
     this.summaries = new SlotArena(capacity, Math.max(64 * 1024, summaryBytes), ARENA_SLACK);
+  }
+
+  /**
+   * A table another thread read (the startup reader, startup-read.ts), as a structured clone
+   * delivers it: its fields, no class. Made a table again in place, its columns as they came.
+   */
+  static revive(clone: RunTable): RunTable {
+    Object.setPrototypeOf(clone, RunTable.prototype);
+    RunIds.revive(clone.ids);
+    SlotArena.revive(clone.summaries);
+    clone.heads = Buffer.from(clone.heads.buffer, clone.heads.byteOffset, clone.heads.byteLength);
+    return clone;
+  }
+
+  /** The columns' memory, to transfer to another thread rather than copy. */
+  buffers(): ArrayBufferLike[] {
+    const columns = [this.flags, this.generations, this.created, this.counts, this.heads];
+    return [...columns.map((c) => c.buffer), ...this.ids.buffers(), ...this.summaries.buffers()];
   }
 
   get size(): number {
@@ -195,6 +233,29 @@ export class RunTable {
     return this;
   }
 
+  /**
+   * Adds the runs of a packed block in the slots after the last used, their columns copied at once
+   * rather than run by run: the first slot, or -1 when a run ID is held already (the table is
+   * then unusable).
+   */
+  addPacked(p: PackedRuns): number {
+    const first = this.end;
+    const n = p.idLengths.length;
+    while (first + n > this.flags.length) this.grow();
+    if (!this.ids.addRun(first, p.idLengths, p.body, p.ids)) return -1;
+    this.created.set(p.createdMs, first);
+    this.counts.set(p.recordCounts, first);
+    for (let k = 0; k < n; k++) {
+      this.flags[first + k] = p.hasHead[k] === 1 ? LIVE | HAS_HEAD : LIVE;
+      this.generations[first + k]!++;
+    }
+    this.heads.set(p.body.subarray(p.heads, p.heads + n * HEAD_BYTES), first * HEAD_BYTES);
+    this.summaries.putRun(first, p.summaryLengths, p.body, p.summaries);
+    this.end += n;
+    this.live += n;
+    return first;
+  }
+
   /** The slot of every run, in no particular order. */
   *slotsInUse(): Generator<number> {
     for (let slot = 0; slot < this.end; slot++) if ((this.flags[slot]! & LIVE) !== 0) yield slot;
@@ -254,6 +315,12 @@ export class RunTable {
     else this.createdText.delete(slot);
   }
 
+  /** The creation time as milliseconds, which toISOString writes (the index's column blocks). */
+  setCreatedMs(slot: number, ms: number): void {
+    this.created[slot] = ms;
+    this.createdText.delete(slot);
+  }
+
   setCreatedText(slot: number, createdAt: string): void {
     const bytes = Buffer.from(createdAt, 'latin1');
     this.setCreated(slot, bytes, 0, bytes.length);
@@ -267,6 +334,12 @@ export class RunTable {
     else if (digestFromHex(bytes, from, this.heads, slot * HEAD_BYTES)) this.flags[slot]! |= HAS_HEAD;
     else return false;
     return true;
+  }
+
+  /** Sets the head MAC from its 32 bytes at `bytes[from]`. */
+  setHeadDigest(slot: number, bytes: Uint8Array, from: number): void {
+    this.heads.set(bytes.subarray(from, from + HEAD_BYTES), slot * HEAD_BYTES);
+    this.flags[slot]! |= HAS_HEAD;
   }
 
   setHeadHex(slot: number, head: string | null): void {

@@ -123,6 +123,9 @@ export async function startTestBridge(
 ): Promise<TestBridge> {
   const te = t ?? (await makeTestEnv());
   if (realGate) opts.makeFinishLine = await finishLineGateFactory();
+  // TEST_STARTUP_READER=1 reads every data directory on the startup reader's thread, however
+  // small (storage/startup-read.ts): the suite then checks that path gives what the main thread's does.
+  if (process.env['TEST_STARTUP_READER'] === '1') opts.storage = { readerMinBytes: 0, ...opts.storage };
   const bridge = await startBridge({ ...opts, env: te.env });
   const req: TestBridge['req'] = async (method, path, body, headers = {}, token) => {
     const h: Record<string, string> = { ...headers };
