@@ -59,8 +59,9 @@ export class RunDirSet {
     if (this.find(this.hashes, i * HASH_BYTES) >= 0) return;
     this.entries++;
     this.slots[i] = slot;
+    // A rehash places every entry, this one included.
     if (2 * (this.used + 1) > this.table.length) this.rehash(2 * this.table.length);
-    this.insert(i);
+    else this.insert(i);
     this.live++;
   }
 

@@ -10,6 +10,7 @@ import { RUN_ID_MAX_BYTES } from './run-ids.js';
 import {
   isPacked,
   type PackedEntry,
+  packableId,
   packableMillis,
   packEntries,
   packedSize,
@@ -361,7 +362,7 @@ export class IndexFile {
     const lines: string[] = [];
     for (const run of entries) {
       const createdMs = packableMillis(run);
-      if (Number.isNaN(createdMs)) {
+      if (Number.isNaN(createdMs) || !packableId(run.runId)) {
         lines.push(entryLine(run));
         continue;
       }

@@ -12,11 +12,16 @@ import { type IndexedRun, isoMillis, type RunTable } from './run-table.js';
  *   SHA-256s (32 bytes); summary lengths (u32, 0 for none), the summaries (UTF-8).
  *
  * Numbers are little-endian. The block is authenticated as any other (its MAC covers these
- * bytes) and read as strictly as a text block: a field out of range, a run ID or directory a
- * block before it holds, or bytes left over make it malformed. A rewrite writes its packed blocks
- * first; an entry whose creation time is not as `toISOString` writes it stays a text line.
+ * bytes) and read as strictly as a text block: a field out of range, a run ID with a character
+ * no run ID has (a text line would split it) or one a block before it holds, or bytes left over
+ * make it malformed. A rewrite writes its packed blocks first; an entry whose creation time is
+ * not as `toISOString` writes it, or whose run ID has another character, stays a text line.
  */
 const MARK = Buffer.from('=packed\n', 'latin1');
+/** The characters of a run ID (RUN_ID_PATTERN's; `run-<hex>` for a run known by its directory). */
+const ID_CHAR = new Uint8Array(256);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-')
+  ID_CHAR[c.charCodeAt(0)] = 1;
 const DIGEST = 32;
 /** Creation times `isoMillis` reads: years 1000 to 9999. */
 const FIRST_MS = Date.UTC(1000, 0, 1);
@@ -44,6 +49,15 @@ export interface PackedEntry {
 export function packableMillis(run: IndexedRun): number {
   const bytes = Buffer.from(run.createdAt, 'latin1');
   return isoMillis(bytes, 0, bytes.length);
+}
+
+/** Whether a packed block can hold the run ID (else its entry stays a text line). */
+export function packableId(runId: string): boolean {
+  for (let i = 0; i < runId.length; i++) {
+    const c = runId.charCodeAt(i);
+    if (c > 0xff || ID_CHAR[c] === 0) return false;
+  }
+  return runId.length > 0 && runId.length <= 0xff;
 }
 
 export const isPacked = (body: Buffer): boolean =>
@@ -96,6 +110,8 @@ export function readPacked(body: Buffer, runs: RunTable, dirs: RunDirSet): numbe
     if (idLengths[k] === 0) return -1;
     idBytes += idLengths[k]!;
   }
+  if (ids + idBytes > body.length) return -1;
+  for (let at = ids; at < ids + idBytes; at++) if (ID_CHAR[body[at]!] === 0) return -1;
   const {
     created,
     counts,

@@ -5,20 +5,30 @@
  * layout, sends both back (the run table's columns transferred, not copied) and ends.
  */
 import type { BigIntStats } from 'node:fs';
-import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parentPort } from 'node:worker_threads';
 import { scanLayout } from './layout.js';
 import { StartupError } from './lease.js';
+import { openNoFollow, READ } from './no-follow.js';
 import { type IndexRead, RUN_INDEX_FILE, readIndexFile } from './run-index-file.js';
 import { type StartupReadInput, toMessage } from './startup-read.js';
 
 const port = parentPort!;
 
-/** The index file's identity: a file the bridge appended to or replaced differs in one of these. */
+/**
+ * The index file's identity: a file the bridge appended to or replaced differs in one of these.
+ * Taken from a handle opened for it, not the path: on a network file system an open revalidates
+ * what a path's cached attributes may not.
+ */
 async function identity(path: string): Promise<string> {
-  const s: BigIntStats | null = await lstat(path, { bigint: true }).catch(() => null);
-  return s === null ? 'absent' : `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+  const handle = await openNoFollow(path, READ).catch(() => null);
+  if (handle === null) return 'absent';
+  try {
+    const s: BigIntStats = await handle.stat({ bigint: true });
+    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+  } finally {
+    await handle.close();
+  }
 }
 
 /** The index as read, with the file's identity taken before the read. */

@@ -120,6 +120,14 @@ t.test('a packed block not as the writer makes it is malformed, and nothing of i
     ['a summary shorter than its bytes', edited(summaryLengths, (b) => b.writeUInt32LE(1))],
   ];
   for (const [what, b] of cases) t.equal(readInto(b), -1, what);
+  for (const [what, id] of [
+    ['a tab', 'a\tb'],
+    ['a line feed', 'a\nb'],
+    ['a byte above ASCII', 'a\u00ffb'],
+  ]) {
+    const odd = packEntries([packed(run(1, { runId: id! }))]);
+    t.equal(readInto(odd), -1, `a run ID with ${what}: a text line would split it`);
+  }
   const twice = packEntries([packed(run(1)), packed(run(1))]);
   t.equal(readInto(twice), -1, 'a run ID twice in one block');
   const table = new RunTable();

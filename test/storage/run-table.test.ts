@@ -100,6 +100,20 @@ t.test('a head MAC must be 64 lowercase hex digits', async (t) => {
   t.equal(table.get('a')!.head, 'ab'.repeat(32));
 });
 
+t.test('a directory added as the set grows is forgotten when deleted, as every other', async (t) => {
+  // Sized for 1024: the 1025th add grows the table, which must not hold that directory twice.
+  const dirs = new RunDirSet(1024);
+  const names = Array.from({ length: 2100 }, (_, i) => runDirName(`grow-${i}`));
+  names.forEach((name, i) => dirs.add(Buffer.from(name.slice(4)), 0, i));
+  for (const name of names) dirs.delete(name);
+  t.same(
+    names.filter((name) => dirs.has(name)),
+    [],
+    'no directory left',
+  );
+  t.equal(dirs.size, 0);
+});
+
 t.test('the run directory set finds, marks and forgets directories by name', async (t) => {
   const dirs = new RunDirSet(0, (slot) => `run-${slot}`);
   const names = Array.from({ length: 3000 }, (_, i) => runDirName(`run-${i}`));
