@@ -124,6 +124,8 @@ export class StartupReader {
 
   /** The read, now that the lease is held: the index file checked (or read again), then the layout. */
   async read(): Promise<StartupRead> {
+    // Waited on from here: the thread keeps the process alive until it answers (it then ends).
+    this.worker.ref();
     this.worker.postMessage({ read: true });
     return fromMessage(await this.answer);
   }
