@@ -25,7 +25,22 @@ export async function bridgeRequest(
   const url = new URL(path, bridgeUrl(env));
   // A caller's own shorter bound (a source polling the bridge) takes precedence.
   const timeoutMs = Math.min(init.timeoutMs ?? Number.POSITIVE_INFINITY, clientTimeoutMs(env));
-  const signal = AbortSignal.timeout(timeoutMs);
+  // Our own timer, held until the answer is read, and our own reader of the body (`bodyText`).
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  try {
+    return await answer(url, init, controller.signal, timeoutMs);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function answer(
+  url: URL,
+  init: { method?: string; body?: unknown; headers?: Record<string, string> },
+  signal: AbortSignal,
+  timeoutMs: number,
+): Promise<BridgeResponse> {
   const timedOut = () =>
     new BridgeTimeout(
       `the bridge at ${url.origin} gave no answer within ${timeoutMs / 1000} s (HARNESS_CLIENT_TIMEOUT_MS)`,
@@ -47,7 +62,7 @@ export async function bridgeRequest(
     throw new Error(unreachable(url.origin, err as Error));
   }
   try {
-    text = await res.text();
+    text = await bodyText(res, signal);
   } catch (err) {
     if (signal.aborted) throw timedOut();
     throw err;
@@ -59,6 +74,35 @@ export async function bridgeRequest(
     body = { ok: false, error: 'invalid_response', message: text.slice(0, 200) };
   }
   return { status: res.status, body, headers: res.headers };
+}
+
+/**
+ * The answer's body as text, each read raced against `signal`: once it aborts, the body is
+ * cancelled (which closes the connection) and the read rejects, whether or not fetch itself has
+ * errored the stream. A body that stalled after the headers was once left pending in a full suite
+ * run until undici's own 300 s body timeout, though the fetch's signal had aborted.
+ */
+export async function bodyText(res: Response, signal: AbortSignal): Promise<string> {
+  if (res.body === null) return '';
+  const reader = res.body.getReader();
+  const aborted = new Promise<never>((_, reject) => {
+    const fail = () => reject(signal.reason);
+    if (signal.aborted) fail();
+    else signal.addEventListener('abort', fail, { once: true });
+  });
+  aborted.catch(() => {});
+  const chunks: Uint8Array[] = [];
+  try {
+    for (;;) {
+      const { done, value } = await Promise.race([reader.read(), aborted]);
+      if (done) break;
+      chunks.push(value);
+    }
+  } catch (err) {
+    await reader.cancel().catch(() => {});
+    throw err;
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /**

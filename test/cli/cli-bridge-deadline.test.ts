@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import t from 'tap';
 import { execa } from '#execa';
-import { BridgeTimeout, bridgeRequest } from '../../src/cli/http.js';
+import { BridgeTimeout, bodyText, bridgeRequest } from '../../src/cli/http.js';
 import { CLI } from '../helpers/cli.js';
 import { silentBridge } from '../helpers/silent-bridge.js';
 
@@ -66,6 +66,32 @@ t.test('a body that stalls after the headers is bounded too', async (t) => {
   );
   t.ok(Date.now() - started < 10_000);
   t.match(bridge.received(), /^GET \/health HTTP\/1\.1/, 'the request was sent');
+});
+
+t.test('the body is read against the deadline on its own, and cancelled when it passes', async (t) => {
+  let cancelled = false;
+  // A body that never ends and that nothing but the reader's own race can stop.
+  const stalled = new Response(
+    new ReadableStream<Uint8Array>({
+      start: (c) => c.enqueue(new TextEncoder().encode('{"ok":')),
+      pull: () => new Promise<void>(() => {}),
+      cancel: () => {
+        cancelled = true;
+      },
+    }),
+  );
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(new Error('deadline')), 200);
+  const started = Date.now();
+  await t.rejects(bodyText(stalled, controller.signal), /deadline/);
+  t.ok(Date.now() - started < 5_000, 'rejected at the deadline');
+  t.ok(cancelled, 'the body was cancelled, so its connection closes');
+  const whole = new Response('{"ok":true}');
+  t.equal(
+    await bodyText(whole, new AbortController().signal),
+    '{"ok":true}',
+    'a whole body is read as it is',
+  );
 });
 
 t.test(
