@@ -1,14 +1,11 @@
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { RUN_DIRECTORY_MAX, SHUTDOWN_GRACE_MS } from '../contract/index.js';
-import { checkLayout, type LayoutConfigs, type RunDirListing, settleLayout } from '../storage/layout.js';
-import { acquireLease, acquireMutex, type Lease, LeaseLostError, StartupError } from '../storage/lease.js';
+import { acquireLease, acquireMutex, type Lease, StartupError } from '../storage/lease.js';
 import type { Database } from '../storage/pg/database.js';
 import { databaseUrlSecrets } from '../storage/pg/url.js';
-import { type IndexRead, RUN_INDEX_FILE, readIndexFile } from '../storage/run-index-file.js';
-import { type StartupRead, StartupReader } from '../storage/startup-read.js';
-import { type QuarantineKind, RunStore, type StoreOptions } from '../storage/store.js';
+import { StartupReader } from '../storage/startup-read.js';
+import type { QuarantineKind, StoreOptions } from '../storage/store.js';
 import type { RunStorage } from '../storage/types.js';
 import type { ResolvedAdapter } from '../validators/adapter.js';
 import { withholdFromChildren } from '../validators/child-environment.js';
@@ -21,6 +18,7 @@ import type { BridgeContext, FinishLineGate } from './context.js';
 import { type BridgeEnv, readBridgeEnv } from './env.js';
 import { type LogDestination, loggerOptions } from './logging.js';
 import { BridgeMetrics } from './metrics.js';
+import { openFileStore } from './open-file-store.js';
 import { RunQueue } from './run-queue.js';
 import { validatorCodeDigest } from './runtime-identity.js';
 import { checkTrustPin } from './trust-pin.js';
@@ -364,50 +362,4 @@ async function startWith(
     return why;
   });
   return { app, ctx, url, close, stopped };
-}
-
-/**
- * The file store under HARNESS_DATA_DIR: the run index, the layout check (legacy layouts, the
- * sealed pin), then the commit log's replay (recovery, under the mutex the caller holds).
- */
-async function openFileStore(
-  env: BridgeEnv,
-  lease: Lease,
-  options: Omit<StoreOptions, 'dataDir' | 'configs' | 'listing' | 'runIndex' | 'fence' | 'onFailure'>,
-  stopFor: (why: SelfStop) => void,
-  reading?: Promise<StartupRead>,
-): Promise<RunStore> {
-  let runIndex: IndexRead;
-  let layout: { configs: LayoutConfigs; listing: RunDirListing };
-  if (reading) {
-    const { read, found } = await reading;
-    runIndex = read;
-    layout = await settleLayout(env.dataDir, found);
-  } else {
-    // The run index first: the layout check then reads only the run directories it lacks.
-    runIndex = await readIndexFile(join(env.dataDir, RUN_INDEX_FILE), env.integrityKey, env.trustPin);
-    layout = await checkLayout(
-      env.dataDir,
-      env.integrityKey,
-      env.trustPin,
-      options.maxRuns,
-      runIndex.kind === 'read' ? runIndex.dirs : undefined,
-    );
-  }
-  const { configs, listing } = layout;
-  // Replaying the commit log is recovery: it runs under the mutex, so a crash in the middle
-  // leaves the mutex behind for an operator to see rather than a half-recovered directory.
-  return RunStore.open({
-    ...options,
-    dataDir: env.dataDir,
-    configs,
-    listing,
-    runIndex,
-    fence: lease.fence,
-    // A lease lost fails the log too; the lease's own report (onLost) names the new holder.
-    onFailure: (err) => {
-      if (!(err instanceof LeaseLostError))
-        stopFor({ cause: 'storage', message: `storage failed: ${err.message}` });
-    },
-  });
 }
