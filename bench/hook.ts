@@ -142,6 +142,7 @@ async function main(): Promise<void> {
     const base = median(bare);
     const row = (name: string, xs: number[], target: number) => {
       const ratio = median(xs) / base;
+      if (ratio > target) process.exitCode = 1;
       return `${name.padEnd(38)} ${median(xs).toFixed(1).padStart(7)} ms  ${ratio.toFixed(2)}x  target <= ${target}x  ${ratio <= target ? 'PASS' : 'FAIL'}`;
     };
     process.stdout.write(

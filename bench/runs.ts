@@ -179,7 +179,9 @@ async function main(): Promise<void> {
     // Creation is a rate: the large figure is compared as how much slower it is.
     const ratio = name.startsWith('creation') ? a / b : b / a;
     const met = limit === null || (cmp === 'lt' ? b < limit : b <= limit);
-    const verdict = `${target === '' ? '' : `${target} `}${ratio <= 1.5 ? '' : '(ratio > 1.5x) '}${met && ratio <= 1.5 ? 'PASS' : 'FAIL'}`;
+    const pass = met && ratio <= 1.5;
+    if (!pass) process.exitCode = 1;
+    const verdict = `${target === '' ? '' : `${target} `}${ratio <= 1.5 ? '' : '(ratio > 1.5x) '}${pass ? 'PASS' : 'FAIL'}`;
     lines.push(
       `${name.padEnd(32)}${a.toFixed(1).padStart(10)}${b.toFixed(1).padStart(10)}   ${ratio.toFixed(2).padStart(5)}x  ${verdict}`,
     );
