@@ -1,8 +1,17 @@
+/** How much a full arena grows, and how much room a compacted one keeps, over what it holds. */
+const GROWTH = 1.5;
+
 /**
  * Bytes per table slot, all in one buffer: slot `s` holds `bytes[at[s], at[s] + length[s])`,
- * length 0 for none. Bytes a slot replaces or frees stay until they pass `slack` and outweigh the
- * live ones; the buffer is then compacted. The run table keeps its run IDs and its summaries so,
- * rather than as a string per run (storage/run-table.ts).
+ * length 0 for none. The run table keeps its run IDs and its summaries so, rather than as a
+ * string per run (storage/run-table.ts); the summary arena is its largest column.
+ *
+ * Bytes that fit where the slot's old ones were are written over them. Bytes a slot outgrows or
+ * frees stay until the buffer is full; it is then compacted if they pass `slack` and a quarter of
+ * the live ones, else grown by half. A buffer thus holds at most about twice its live bytes
+ * (1.5 x 1.25) plus 1.5 `slack`, where doubling and compacting only past the live bytes held up to four
+ * times as many: 16 MiB for 6.7 MiB of summaries at 100,000 runs (docs/performance.md, "Many
+ * runs").
  */
 export class SlotArena {
   bytes: Buffer;
@@ -99,8 +108,14 @@ export class SlotArena {
     this.length = length;
   }
 
-  /** Clears the slot and places `n` bytes for it at the end, returning where they go. */
+  /** Makes the slot hold `n` bytes (where it held its old ones if they fit), returning where. */
   private reserve(slot: number, n: number): number {
+    const old = this.length[slot]!;
+    if (n > 0 && n <= old) {
+      this.live += n - old;
+      this.length[slot] = n;
+      return this.at[slot]!;
+    }
     this.clear(slot);
     if (n === 0) return 0;
     if (this.end + n > this.bytes.length) this.makeRoom(n);
@@ -115,13 +130,13 @@ export class SlotArena {
   /** Room for `n` more bytes: the buffer compacted if enough of it is garbage, else a larger one. */
   private makeRoom(n: number): void {
     const garbage = this.end - this.live;
-    if (!(garbage > this.slack && garbage > this.live)) {
-      const bytes = Buffer.alloc(Math.max(2 * this.bytes.length, this.end + n));
+    if (!(garbage > this.slack && 4 * garbage > this.live)) {
+      const bytes = Buffer.alloc(Math.max(Math.ceil(GROWTH * this.bytes.length), this.end + n));
       this.bytes.copy(bytes, 0, 0, this.end);
       this.bytes = bytes;
       return;
     }
-    const bytes = Buffer.alloc(Math.max(this.bytes.length, 2 * (this.live + n)));
+    const bytes = Buffer.alloc(Math.ceil(GROWTH * (this.live + n)));
     let end = 0;
     for (let s = 0; s < this.length.length; s++) {
       const len = this.length[s]!;
