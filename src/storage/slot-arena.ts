@@ -9,9 +9,9 @@ const GROWTH = 1.5;
  * Bytes that fit where the slot's old ones were are written over them. Bytes a slot outgrows or
  * frees stay until the buffer is full; it is then compacted if they pass `slack` and a quarter of
  * the live ones, else grown by half. A buffer thus holds at most about twice its live bytes
- * (1.5 x 1.25) plus 1.5 `slack`, where doubling and compacting only past the live bytes held up to four
- * times as many: 16 MiB for 6.7 MiB of summaries at 100,000 runs (docs/performance.md, "Many
- * runs").
+ * (1.5 x 1.25) plus 1.5 `slack`, where doubling and compacting only past the live bytes held up
+ * to four times as many: 16 MiB for 6.7 MiB of summaries at 100,000 runs (docs/performance.md,
+ * "Many runs").
  */
 export class SlotArena {
   bytes: Buffer;
