@@ -104,11 +104,9 @@ t.test('harness mcp refuses a remote bridge URL before it serves: exit 2, nothin
 });
 
 t.test('a bridge nobody listens for: one line saying how to start it or where to point', async (t) => {
-  // A port just released stands for a bridge that was never started.
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  // Port 2, where nothing listens, stands for a bridge that was never started (a port just
+  // released could be taken by another process meanwhile; fetch refuses port 9 as a bad port).
+  const port = 2;
   const url = `http://127.0.0.1:${port}`;
   await t.rejects(bridgeRequest('/health', {}, { HARNESS_BRIDGE_URL: url }), {
     message: `cannot reach the bridge at ${url}: connect ECONNREFUSED 127.0.0.1:${port}; is the bridge running (\`npm start\` or \`harness bridge\`)? If it listens elsewhere, set HARNESS_BRIDGE_URL`,
