@@ -92,7 +92,8 @@ t.test('harness doctor', async (t) => {
     [
       'a stopped bridge',
       async (s) => {
-        s.env['HARNESS_BRIDGE_URL'] = 'http://127.0.0.1:9';
+        // Port 2: nothing listens there (fetch refuses port 9 as a bad port before connecting).
+        s.env['HARNESS_BRIDGE_URL'] = 'http://127.0.0.1:2';
       },
       /^FAIL bridge at /,
     ],
