@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { FinishLineGate } from '../server/context.js';
 import { dataDirFrom } from '../server/data-dir.js';
 import type { BridgeEnv } from '../server/env.js';
+import { heapGrowthGovernor } from '../server/heap-growth.js';
 import type { SelfStop } from '../server/start.js';
 import { StartupError } from '../storage/lease.js';
 import { StartupReader } from '../storage/startup-read.js';
@@ -40,7 +41,15 @@ export async function serveBridge(
   try {
     // Storage's reports name runs and quote reasons (agent-chosen paths among them).
     const log = (msg: string) => process.stderr.write(`harness bridge: ${terminalText(msg)}\n`);
-    const bridge = await startBridge({ env, makeFinishLine, log, logTo: process.stdout, reader });
+    const onEvict = heapGrowthGovernor()?.noteEviction;
+    const bridge = await startBridge({
+      env,
+      makeFinishLine,
+      log,
+      logTo: process.stdout,
+      reader,
+      ...(onEvict ? { onEvict } : {}),
+    });
     process.stdout.write(`Server listening at ${bridge.url}\n`);
     return bridge;
   } catch (err) {

@@ -98,6 +98,8 @@ export interface StartOptions {
    * rewritten from the commit log, a snapshot skipped. `harness bridge` writes them to stderr.
    */
   log?: (msg: string) => void;
+  /** Told each time a run leaves the open-run cache to make room (`harness bridge`'s heap-growth governor). */
+  onEvict?: () => void;
 }
 
 /**
@@ -274,6 +276,7 @@ async function startWith(
         onQuarantine(runId, kind);
       },
       ...(opts.log ? { log: opts.log } : {}),
+      ...(opts.onEvict ? { onEvict: opts.onEvict } : {}),
       ...opts.storage,
     };
     if (env.databaseUrl !== null) {

@@ -91,6 +91,8 @@ export interface StoreOptions {
   onBatch?: (records: number) => void;
   /** Told once per run that becomes quarantined, with why in a word (the bridge's metrics). */
   onQuarantine?: (runId: string, kind: QuarantineKind) => void;
+  /** Told each time a run leaves the open-run cache to make room (`harness bridge`'s heap-growth governor). */
+  onEvict?: () => void;
 }
 
 export type { QuarantineKind } from './quarantine.js';
@@ -451,7 +453,10 @@ export class RunStore implements RunStorage<FileRun> {
   }
 
   private trimCache(): void {
-    trimOpenRuns(this.cache, this.cacheSize, (run) => this.evict(run));
+    trimOpenRuns(this.cache, this.cacheSize, (run) => {
+      this.evict(run);
+      this.opts.onEvict?.();
+    });
   }
 
   /**

@@ -44,6 +44,8 @@ export interface PgStoreOptions {
   onBatch?: (records: number) => void;
   /** Told once per run that becomes quarantined, with why in a word (the bridge's metrics). */
   onQuarantine?: (runId: string, kind: QuarantineKind) => void;
+  /** Told each time a run leaves the open-run cache to make room (`harness bridge`'s heap-growth governor). */
+  onEvict?: () => void;
 }
 
 /**
@@ -393,7 +395,10 @@ export class PgRunStore implements RunStorage<PgRun> {
   }
 
   private trimCache(): void {
-    trimOpenRuns(this.cache, this.cacheSize, (run) => this.cache.delete(run.runId));
+    trimOpenRuns(this.cache, this.cacheSize, (run) => {
+      this.cache.delete(run.runId);
+      this.opts.onEvict?.();
+    });
   }
 
   /** Waits for every queued record (their answers) and forgets the open runs; the pool is the caller's. */
