@@ -47,6 +47,8 @@ export interface ClaimFileOptions {
   timeoutMs?: number | undefined;
   /** Files larger than this are not hashed but reported `deferred` (the small files' share). */
   deferAbove?: number | undefined;
+  /** Directories this batch already found real (openArtifactSync's `checkedDirs`). */
+  checkedDirs?: Set<string> | undefined;
 }
 
 export { SETTLED_CTIME_MS } from './stat-inventory.js';
@@ -192,7 +194,7 @@ export function claimOne(
   const openedAt = Date.now();
   let opened: ReturnType<typeof openArtifactSync>;
   try {
-    opened = openArtifactSync(root, path);
+    opened = openArtifactSync(root, path, opts.checkedDirs);
   } catch (err) {
     const message = err instanceof ArtifactError ? err.message : `${path} cannot be opened (${String(err)})`;
     return { ok: false, path, missing: message === `${path} does not exist`, message };
@@ -270,7 +272,8 @@ export default function run(
       const timeoutMs = task.timeoutMs ?? Number.POSITIVE_INFINITY;
       return task.fds.map((fd) => hashDescriptor(fd, task.needles, Date.now() + timeoutMs));
     }
-    case 'claim':
+    case 'claim': {
+      const checkedDirs = new Set<string>();
       return task.paths.map((path, i) =>
         claimOne(task.root, path, task.needles ?? [], {
           clean: task.clean?.[i] ?? null,
@@ -278,8 +281,10 @@ export default function run(
           maxBytes: task.maxBytes,
           timeoutMs: task.timeoutMs,
           deferAbove: task.deferAbove,
+          checkedDirs,
         }),
       );
+    }
     case 'verify-ed25519':
       return verifyEd25519(task.verify);
     case 'stat-walk':

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { closeSync } from 'node:fs';
-import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, realpath, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -35,9 +35,9 @@ async function verdictAsync(root: string, path: string): Promise<string> {
   }
 }
 
-function verdictSync(root: string, path: string): string {
+function verdictSync(root: string, path: string, checkedDirs?: Set<string>): string {
   try {
-    const o = openArtifactSync(root, path);
+    const o = openArtifactSync(root, path, checkedDirs);
     closeSync(o.fd);
     return `ok ${o.size}`;
   } catch (err) {
@@ -57,10 +57,14 @@ t.test('the sync opener and the async opener agree on every hostile path', async
   await writeFile(join(base, 'elsewhere', 'file.txt'), 'elsewhere\n');
   await symlink(join(base, 'elsewhere'), join(root, 'linkdir'));
   execFileSync('mkfifo', [join(root, 'fifo')]);
-  for (const path of cases) {
+  // Alone, and as one batch does: every path twice with one set of directories checked.
+  const batch = new Set<string>();
+  for (const path of [...cases, ...cases]) {
     const a = await verdictAsync(root, path);
     t.equal(verdictSync(root, path), a, `${path}: ${a}`);
+    t.equal(verdictSync(root, path, batch), a, `${path} in a batch: ${a}`);
   }
+  t.same([...batch], [join(root, 'ok')], 'only the real directory is taken as checked');
   t.match(verdictSync(root, 'ok/file.txt'), /^ok 7$/, 'the good file opens');
   t.match(verdictSync(root, 'linkdir/file.txt'), /^ArtifactError/, 'a linked directory is refused');
   // A root named through a link (not the real root its callers must pass): every component the
@@ -72,6 +76,30 @@ t.test('the sync opener and the async opener agree on every hostile path', async
   t.equal(await verdictAsync(aliased, 'ok/file.txt'), escaped);
   t.equal(verdictSync(aliased, 'ok/file.txt'), escaped, 'the sync opener refuses it the same way');
 });
+
+t.test(
+  'a directory swapped for a link after its batch checked it refuses the files opened through it',
+  async (t) => {
+    const base = await realpath(await mkdtemp(join(tmpdir(), 'hb-parity-')));
+    t.teardown(() => rm(base, { recursive: true, force: true }));
+    const root = join(base, 'root');
+    await mkdir(join(root, 'd'), { recursive: true });
+    await writeFile(join(root, 'd', 'a.txt'), 'a\n');
+    await mkdir(join(base, 'elsewhere'));
+    await writeFile(join(base, 'elsewhere', 'b.txt'), 'b\n');
+    const batch = new Set<string>();
+    t.equal(verdictSync(root, 'd/a.txt', batch), 'ok 2');
+    await rename(join(root, 'd'), join(root, 'd-moved'));
+    await symlink(join(base, 'elsewhere'), join(root, 'd'));
+    t.ok(batch.has(join(root, 'd')), 'the directory is not opened again in this batch');
+    t.equal(verdictSync(root, 'd/b.txt', batch), 'ArtifactError: d/b.txt escapes the artifact root');
+    t.equal(
+      await verdictAsync(root, 'd/b.txt'),
+      verdictSync(root, 'd/b.txt'),
+      'a new batch refuses it at the link',
+    );
+  },
+);
 
 t.test('batched claims in the pool equal claimArtifact, and report failures per path', async (t) => {
   const base = await realpath(await mkdtemp(join(tmpdir(), 'hb-parity-')));
