@@ -158,8 +158,9 @@ export class HashPool {
     const scanKey = createHash('sha256').update(JSON.stringify(needles)).digest('hex');
     const knownOf = (path: string) => (opts.cached ? this.digests.get(realRoot, path) : null);
     const cleanOf = (path: string, known: string | undefined): string | null => {
+      if (needles.length === 0) return null;
       for (const want of [known, opts.expected?.[path]])
-        if (needles.length > 0 && want && this.cleanScans.has(`${scanKey}:${want}`)) return want;
+        if (want && this.cleanScans.has(`${scanKey}:${want}`)) return want;
       return null;
     };
     const claim = async (batch: string[], small: boolean): Promise<ClaimResult[]> => {
@@ -187,11 +188,14 @@ export class HashPool {
     await Promise.all(
       batches.map(async (batch, at) => {
         const r = await claim(batch, true);
-        const all = await Promise.all(
-          r.map(async (one) =>
-            !one.ok && one.deferred ? ((await claim([one.path], false))[0] ?? one) : one,
-          ),
-        );
+        // Files over the small files' share are hashed on their own, each as a task of its own.
+        const all = r.some((one) => !one.ok && one.deferred)
+          ? await Promise.all(
+              r.map(async (one) =>
+                !one.ok && one.deferred ? ((await claim([one.path], false))[0] ?? one) : one,
+              ),
+            )
+          : r;
         for (const one of all) if (one.ok) this.digests.record(realRoot, one);
         if (needles.length > 0) {
           if (this.cleanScans.size > CLEAN_SCANS_MAX) this.cleanScans.clear();
