@@ -105,23 +105,3 @@ t.test('every run leaving the open-run cache to make room is told', async (t) =>
   }
   t.equal(evicted, 3);
 });
-
-t.test('`harness bridge` and `harness start` give the governor every eviction', async (t) => {
-  const noteEviction = () => {};
-  let given: unknown;
-  const { serveBridge } = await t.mockImport<typeof import('../../src/cli/bridge.js')>(
-    new URL('../../src/cli/bridge.js', import.meta.url).href,
-    {
-      [MODULE]: { heapGrowthGovernor: () => ({ noteEviction }) },
-      [new URL('../../src/server/start.js', import.meta.url).href]: {
-        startBridge: async (opts: { onEvict?: unknown }) => {
-          given = opts.onEvict;
-          throw new Error('started');
-        },
-      },
-    },
-  );
-  // A database URL: no startup reader of a data directory before the (stand-in) bridge starts.
-  await t.rejects(serveBridge({ HARNESS_DATABASE_URL: 'postgres://127.0.0.1:2/none' }), /^started$/);
-  t.equal(given, noteEviction);
-});
