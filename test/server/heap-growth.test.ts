@@ -28,7 +28,15 @@ function limits(call: string): Array<{ old: number; limit: number }> {
     for (let i = 0; i < 3e6; i++) ring[i % ring.length] = { i, s: [i] };`;
   const r = spawnSync(
     process.execPath,
-    ['--max-semi-space-size=1', '--trace-gc-verbose', '--input-type=module', '-e', script],
+    // A 4 GiB heap limit, whatever this machine's memory: V8 may then grow the heap up to 4x.
+    [
+      '--max-old-space-size=4096',
+      '--max-semi-space-size=1',
+      '--trace-gc-verbose',
+      '--input-type=module',
+      '-e',
+      script,
+    ],
     { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 },
   );
   if (r.status !== 0) throw new Error(`the child exited ${r.status}: ${r.stderr}`);

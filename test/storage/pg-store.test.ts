@@ -223,19 +223,6 @@ if (cluster !== null) {
     },
   );
 
-  t.test('every run leaving the open-run cache to make room is told', async (t) => {
-    let evicted = 0;
-    const b = await startTestBridge(await makeTestEnv(), {
-      storage: { cacheSize: 2 },
-      onEvict: () => evicted++,
-    });
-    t.teardown(() => cleanup(b));
-    for (let i = 0; i < 5; i++) {
-      t.equal((await b.req('POST', `/runs/evict-${i}/events`, ev({ id: `e-${i}` }))).status, 201);
-    }
-    t.equal(evicted, 3);
-  });
-
   t.test('a run created through one bridge is listed and read through another', async (t) => {
     const te = await makeTestEnv();
     const a = await startTestBridge(te);
