@@ -71,7 +71,6 @@ export class HeapGrowthGovernor {
       return;
     }
     this.timer = null;
-    this.windowStart = Number.NEGATIVE_INFINITY;
     this.setPercent(0);
   };
 }
