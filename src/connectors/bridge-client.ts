@@ -1,9 +1,16 @@
-import { request } from 'node:http';
+import { connect } from 'node:net';
+import { unbracketed } from '../contract/loopback.js';
 
 /**
- * The hook's bridge client: `node:http` and one deadline per request, nothing else to load. An
- * answer is what the bridge said; `null` is no answer (refused, reset, or past the deadline), which
- * the caller treats as "bridge down": telemetry goes to the outbox, a Red Zone decision blocks.
+ * The hook's bridge client: one HTTP/1.1 request per connection over `node:net`, with one deadline.
+ * Not `node:http`: a hook is a fresh process on every tool call, and loading `node:http` and
+ * running its request path for the first time costs a hook about 3.5 ms of its 20 above a bare
+ * Node start (docs/performance.md, Hook). It talks only to the bridge's origin (bridgeUrl admits
+ * an http:// loopback origin and nothing else) and reads only what the bridge sends: a status line,
+ * headers, and a body of `content-length` bytes. Anything else is no answer.
+ *
+ * An answer is what the bridge said; `null` is no answer (refused, reset, or past the deadline),
+ * which the caller treats as "bridge down": telemetry goes to the outbox, a Red Zone decision blocks.
  */
 export interface BridgeAnswer {
   status: number;
@@ -15,8 +22,14 @@ export interface BridgeClient {
   token: string;
 }
 
+type Answer = BridgeAnswer | { status: 0; why: string };
+
 /** Answers larger than this are cut off and treated as no answer (a run view is under 1 MiB). */
 const ANSWER_MAX_BYTES = 2 * 1024 * 1024;
+/** The bridge's status line and headers are a few hundred bytes. */
+const HEAD_MAX_BYTES = 16 * 1024;
+/** What a header value can carry as it is: visible ASCII, no space, no line break. */
+const HEADER_SAFE = /^[\x21-\x7e]+$/;
 
 export function callBridge(
   client: BridgeClient,
@@ -24,56 +37,124 @@ export function callBridge(
   path: string,
   body: unknown,
   deadlineMs: number,
-): Promise<BridgeAnswer | { status: 0; why: string }> {
+): Promise<Answer> {
+  if (client.token !== '' && !HEADER_SAFE.test(client.token))
+    return Promise.resolve({
+      status: 0,
+      why: 'the access token holds a character an HTTP header cannot carry',
+    });
+  const target = new URL(path, client.url);
+  const payload = body === undefined ? null : Buffer.from(JSON.stringify(body));
+  const head = [
+    `${method} ${target.pathname}${target.search} HTTP/1.1`,
+    `host: ${target.host}`,
+    // No token (doctor's reachability check) sends none: the bridge answers 401.
+    ...(client.token === '' ? [] : [`x-harness-bridge-token: ${client.token}`]),
+    // The bridge closes after answering; the request side is never half-closed, which a Node
+    // server would take as the request being abandoned.
+    'connection: close',
+    ...(payload === null ? [] : ['content-type: application/json', `content-length: ${payload.length}`]),
+  ];
+  const request = Buffer.from(`${head.join('\r\n')}\r\n\r\n`, 'latin1');
   return new Promise((resolve) => {
-    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const headers: Record<string, string> = { 'x-harness-bridge-token': client.token };
-    if (payload !== undefined) {
-      headers['content-type'] = 'application/json';
-      headers['content-length'] = String(payload.length);
-    }
+    const socket = connect({ host: unbracketed(target.hostname), port: Number(target.port || 80) });
+    const reader = new AnswerReader();
     let settled = false;
-    const done = (answer: BridgeAnswer | { status: 0; why: string }) => {
+    const done = (answer: Answer) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      socket.destroy();
       resolve(answer);
     };
-    const req = request(new URL(path, client.url), { method, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > ANSWER_MAX_BYTES) {
-          req.destroy();
-          done({ status: 0, why: 'the answer was too large' });
-        } else chunks.push(c);
-      });
-      res.on('end', () => {
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        } catch {
-          parsed = null;
-        }
-        const ok = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed);
-        done({ status: res.statusCode ?? 0, body: ok ? (parsed as Record<string, unknown>) : {} });
-      });
-      res.on('error', (err) => done({ status: 0, why: err.message }));
+    const timer = setTimeout(() => done({ status: 0, why: `no answer within ${deadlineMs} ms` }), deadlineMs);
+    socket.on('data', (chunk: Buffer) => {
+      const answer = reader.push(chunk);
+      if (answer !== null) done(answer);
     });
-    const timer = setTimeout(() => {
-      req.destroy();
-      done({ status: 0, why: `no answer within ${deadlineMs} ms` });
-    }, deadlineMs);
-    req.on('error', (err: NodeJS.ErrnoException) =>
+    socket.on('end', () => done(reader.end()));
+    socket.on('error', (err: NodeJS.ErrnoException) =>
       done({ status: 0, why: err.code === 'ECONNREFUSED' ? 'nothing listens there' : err.message }),
     );
-    req.end(payload);
+    socket.write(payload === null ? request : Buffer.concat([request, payload]));
   });
 }
 
+/**
+ * Reads one HTTP/1.x answer as it arrives: `push` returns it once whole (the body's
+ * `content-length` bytes), `end` when the connection closed (a body without a length ends there).
+ */
+export class AnswerReader {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private status = 0;
+  private bodyAt = -1;
+  private length: number | null = null;
+
+  push(chunk: Buffer): Answer | null {
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    if (this.bodyAt < 0) {
+      const all = this.joined();
+      const headEnd = all.indexOf('\r\n\r\n');
+      if (headEnd < 0)
+        return this.size > HEAD_MAX_BYTES ? { status: 0, why: 'the answer was too large' } : null;
+      const problem = this.readHead(all.subarray(0, headEnd).toString('latin1'));
+      if (problem !== null) return { status: 0, why: problem };
+      this.bodyAt = headEnd + 4;
+    }
+    if (this.size - this.bodyAt > ANSWER_MAX_BYTES) return { status: 0, why: 'the answer was too large' };
+    if (this.length !== null && this.size - this.bodyAt >= this.length) return this.answer();
+    return null;
+  }
+
+  end(): Answer {
+    if (this.bodyAt >= 0 && this.length === null) return this.answer();
+    return { status: 0, why: 'the bridge closed the connection before its answer was whole' };
+  }
+
+  private joined(): Buffer {
+    if (this.chunks.length > 1) this.chunks = [Buffer.concat(this.chunks)];
+    return this.chunks[0] ?? Buffer.alloc(0);
+  }
+
+  /** The status and the body's length; a problem when the head is not an answer this client reads. */
+  private readHead(text: string): string | null {
+    const [statusLine = '', ...fields] = text.split('\r\n');
+    const status = /^HTTP\/1\.[01] ([2-5]\d\d)(?: |$)/.exec(statusLine);
+    if (status === null) return 'the answer is not an HTTP/1.1 answer';
+    this.status = Number(status[1]);
+    for (const field of fields) {
+      const colon = field.indexOf(':');
+      const name = field.slice(0, colon).toLowerCase();
+      const value = field.slice(colon + 1).trim();
+      if (name === 'transfer-encoding')
+        return 'the answer has a transfer encoding; the bridge sends a length';
+      if (name !== 'content-length') continue;
+      if (!/^\d{1,8}$/.test(value) || (this.length !== null && this.length !== Number(value)))
+        return 'the answer has an unreadable content-length';
+      this.length = Number(value);
+    }
+    if (this.length !== null && this.length > ANSWER_MAX_BYTES) return 'the answer was too large';
+    return null;
+  }
+
+  private answer(): BridgeAnswer {
+    const all = this.joined();
+    const text = all.subarray(this.bodyAt, this.length === null ? all.length : this.bodyAt + this.length);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text.toString('utf8'));
+    } catch {
+      parsed = null;
+    }
+    const ok = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed);
+    return { status: this.status, body: ok ? (parsed as Record<string, unknown>) : {} };
+  }
+}
+
 /** A bridge answer's error as one line: `code: message`. */
-export function answerLine(a: BridgeAnswer | { status: 0; why: string }): string {
+export function answerLine(a: Answer): string {
   if (a.status === 0) return (a as { why: string }).why;
   const b = (a as BridgeAnswer).body;
   return `${String(b['error'] ?? a.status)}: ${String(b['message'] ?? '')}`;

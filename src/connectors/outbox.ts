@@ -1,5 +1,6 @@
-import { constants } from 'node:fs';
-import { mkdir, open, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+// `promises as fsp`, read at each call: the hook bundle then loads `node:fs/promises` only when an
+// outbox is touched.
+import { constants, promises as fsp, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type BridgeAnswer, type BridgeClient, callBridge } from './bridge-client.js';
 import { runFileStem } from './names.js';
@@ -68,31 +69,31 @@ interface Line {
 async function withLock<T>(file: string, fn: (touch: () => Promise<void>) => Promise<T>): Promise<T> {
   const lock = `${file}.lock`;
   const until = Date.now() + LOCK_WAIT_MS;
-  await mkdir(join(file, '..'), { recursive: true, mode: 0o700 });
+  await fsp.mkdir(join(file, '..'), { recursive: true, mode: 0o700 });
   for (;;) {
     try {
-      const h = await open(lock, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o600);
+      const h = await fsp.open(lock, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o600);
       await h.writeFile(String(process.pid));
       await h.close();
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const held = await stat(lock).catch(() => null);
-      if (held !== null && Date.now() - held.mtimeMs > LOCK_STALE_MS) await unlink(lock).catch(() => {});
+      const held = await fsp.stat(lock).catch(() => null);
+      if (held !== null && Date.now() - held.mtimeMs > LOCK_STALE_MS) await fsp.unlink(lock).catch(() => {});
       else if (Date.now() > until) throw new Error(`the outbox ${file} stayed locked for ${LOCK_WAIT_MS} ms`);
       else await new Promise((r) => setTimeout(r, 20));
     }
   }
-  const touch = () => utimes(lock, new Date(), new Date()).catch(() => {});
+  const touch = () => fsp.utimes(lock, new Date(), new Date()).catch(() => {});
   try {
     return await fn(touch);
   } finally {
-    await unlink(lock).catch(() => {});
+    await fsp.unlink(lock).catch(() => {});
   }
 }
 
 async function readLines(file: string): Promise<{ lines: Line[]; bytes: number }> {
-  const text = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+  const text = await fsp.readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return '';
     throw err;
   });
@@ -109,16 +110,16 @@ async function readLines(file: string): Promise<{ lines: Line[]; bytes: number }
 
 async function writeLines(file: string, lines: Line[]): Promise<void> {
   if (lines.length === 0) {
-    await unlink(file).catch(() => {});
+    await fsp.unlink(file).catch(() => {});
     return;
   }
   const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, lines.map((l) => `${JSON.stringify(l)}\n`).join(''), { mode: 0o600 });
-  await rename(tmp, file);
+  await fsp.writeFile(tmp, lines.map((l) => `${JSON.stringify(l)}\n`).join(''), { mode: 0o600 });
+  await fsp.rename(tmp, file);
 }
 
 const sizeOf = (file: string) =>
-  stat(file).then(
+  fsp.stat(file).then(
     (s) => s.size,
     () => 0,
   );
@@ -129,7 +130,7 @@ async function append(file: string, line: Line, bytesNow: number): Promise<void>
     throw new OutboxFullError(
       `the outbox ${file} is full (${OUTBOX_MAX_BYTES} bytes): start the bridge, then run \`harness outbox flush\``,
     );
-  await writeFile(file, text, { flag: 'a', mode: 0o600 });
+  await fsp.writeFile(file, text, { flag: 'a', mode: 0o600 });
 }
 
 export interface FlushResult {
@@ -209,10 +210,9 @@ export async function send(
   deadlineMs: number,
 ): Promise<SendResult> {
   const file = outboxFile(home, runId);
-  const waiting = await stat(file).then(
-    (s) => s.size > 0,
-    () => false,
-  );
+  // Synchronous, and `fsp` reached only past it: on the common path (nothing waits) a hook then
+  // neither loads `node:fs/promises` nor waits on the thread pool (docs/performance.md, Hook).
+  const waiting = (statSync(file, { throwIfNoEntry: false })?.size ?? 0) > 0;
   let flushed: FlushResult | null = null;
   if (waiting) {
     const queued = await withLock(file, async (touch) => {

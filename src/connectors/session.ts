@@ -54,7 +54,7 @@ export async function runSession(call: {
   const { bridgeUrl } = await import('../cli/env.js');
   const client = token === null ? null : { url: bridgeUrl(env), token };
   const memFile = memoryFile(home, runId);
-  const memory = await loadMemory(memFile);
+  const memory = loadMemory(memFile);
   const before = JSON.stringify(memory);
   const ctx: HookContext = {
     table,
@@ -94,7 +94,7 @@ export async function runSession(call: {
       answer = await recordCompletion(ctx);
       break;
   }
-  if (JSON.stringify(ctx.memory) !== before) await saveMemory(memFile, ctx.memory);
+  if (JSON.stringify(ctx.memory) !== before) saveMemory(memFile, ctx.memory);
   return withNotes(answer, ctx);
 }
 

@@ -1,5 +1,4 @@
-import { lstatSync, type Stats } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { lstatSync, mkdirSync, readFileSync, renameSync, type Stats, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runFileStem } from './names.js';
 
@@ -21,12 +20,13 @@ export function memoryFile(home: string, runId: string): string {
   return join(home, '.harness', 'connector', `run-${runFileStem(runId)}.json`);
 }
 
-export async function loadMemory(file: string): Promise<RunMemory> {
-  const text = await readFile(file, 'utf8').catch(() => null);
+// The memory file is read and written synchronously: it is a few hundred bytes, a hook is a
+// short-lived process with nothing else to do meanwhile, and `node:fs/promises` with its
+// thread-pool round trips costs a hook more than the I/O itself (docs/performance.md, Hook).
+export function loadMemory(file: string): RunMemory {
   const empty: RunMemory = { sessions: [], artifactMap: null, artifacts: {}, configs: {} };
-  if (text === null) return empty;
   try {
-    const m = JSON.parse(text) as Partial<RunMemory>;
+    const m = JSON.parse(readFileSync(file, 'utf8')) as Partial<RunMemory>;
     return {
       sessions: Array.isArray(m.sessions) ? m.sessions.filter((s) => typeof s === 'string') : [],
       artifactMap: m.artifactMap && typeof m.artifactMap === 'object' ? m.artifactMap : null,
@@ -39,11 +39,11 @@ export async function loadMemory(file: string): Promise<RunMemory> {
 }
 
 /** Replaced whole (temporary file, then rename): a reader sees the old or the new file, never half. */
-export async function saveMemory(file: string, memory: RunMemory): Promise<void> {
-  await mkdir(join(file, '..'), { recursive: true, mode: 0o700 });
+export function saveMemory(file: string, memory: RunMemory): void {
+  mkdirSync(join(file, '..'), { recursive: true, mode: 0o700 });
   const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, JSON.stringify(memory), { mode: 0o600 });
-  await rename(tmp, file);
+  writeFileSync(tmp, JSON.stringify(memory), { mode: 0o600 });
+  renameSync(tmp, file);
 }
 
 /**

@@ -1,0 +1,167 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import t, { type Test } from 'tap';
+import { callBridge } from '../../src/connectors/bridge-client.js';
+import { startTestBridge } from '../helpers/bridge.js';
+
+/**
+ * The hook's HTTP/1.1 client over `node:net`: what it sends, and which answers it reads. Anything
+ * it cannot read whole is no answer (status 0), which its callers treat as "bridge down".
+ */
+
+interface Scripted {
+  url: URL;
+  /** Each request as the server received it, and whether the client half-closed before the answer. */
+  seen: { text: string; endedEarly: boolean }[];
+  server: Server;
+}
+
+/** A server answering every connection with `answer` (written in the given pieces), or nothing. */
+async function scripted(
+  t: Test,
+  answer: (Buffer | string)[] | null,
+  opts: { closeAfter?: boolean } = {},
+): Promise<Scripted> {
+  const seen: Scripted['seen'] = [];
+  const server = createServer((socket: Socket) => {
+    const entry = { text: '', endedEarly: false };
+    seen.push(entry);
+    socket.on('end', () => {
+      entry.endedEarly = true;
+    });
+    socket.on('error', () => {});
+    socket.on('data', async (chunk) => {
+      entry.text += chunk.toString('latin1');
+      const headEnd = entry.text.indexOf('\r\n\r\n');
+      if (headEnd < 0 || answer === null) return;
+      const length = Number(/content-length: (\d+)/.exec(entry.text)?.[1] ?? 0);
+      if (entry.text.length - headEnd - 4 < length) return;
+      for (const piece of answer) {
+        socket.write(piece);
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      if (opts.closeAfter) socket.end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+  const port = (server.address() as { port: number }).port;
+  return { url: new URL(`http://127.0.0.1:${port}`), seen, server };
+}
+
+const JSON_ANSWER = (status: string, body: string) =>
+  `HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+
+t.test('posts to a real bridge and reads its answers', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => b.close());
+  const client = { url: new URL(b.url), token: b.t.env['HARNESS_BRIDGE_ACCESS_TOKEN']! };
+  const health = await callBridge(client, 'GET', '/health', undefined, 2000);
+  t.equal(health.status, 200);
+  t.equal((health as { body: Record<string, unknown> }).body['ok'], true);
+  const created = await callBridge(client, 'POST', '/runs', { id: 'client-1' }, 2000);
+  t.equal(created.status, 201, JSON.stringify(created));
+  t.equal((await b.req('GET', '/runs/client-1')).status, 200, 'the run was created');
+  const unknown = await callBridge(client, 'GET', '/runs/client-missing', undefined, 2000);
+  t.equal(unknown.status, 404);
+  t.equal((unknown as { body: Record<string, unknown> }).body['error'], 'run_not_found');
+  const noToken = await callBridge({ ...client, token: '' }, 'GET', '/runs', undefined, 2000);
+  t.equal(noToken.status, 401, 'no token: no header, and the bridge refuses');
+});
+
+t.test('what goes on the wire: one request, never half-closed before the answer', async (t) => {
+  const s = await scripted(t, [JSON_ANSWER('201 Created', '{"ok":true}')]);
+  const a = await callBridge(
+    { url: s.url, token: 'tok-1' },
+    'POST',
+    '/runs/r%2F1/events?x=1',
+    { a: 'é' },
+    2000,
+  );
+  t.same(a, { status: 201, body: { ok: true } });
+  const [req] = s.seen;
+  const [head, body] = req!.text.split('\r\n\r\n');
+  t.same(head!.split('\r\n'), [
+    'POST /runs/r%2F1/events?x=1 HTTP/1.1',
+    `host: ${s.url.host}`,
+    'x-harness-bridge-token: tok-1',
+    'connection: close',
+    'content-type: application/json',
+    'content-length: 10',
+  ]);
+  t.equal(Buffer.from(body!, 'latin1').toString('utf8'), '{"a":"é"}');
+  t.notOk(req!.endedEarly, 'the request side stayed open until the answer');
+});
+
+t.test('answers read whole, however they arrive', async (t) => {
+  const text = JSON_ANSWER('409 Conflict', '{"ok":false,"error":"run_already_exists","message":"é"}');
+  const bytes = Buffer.from(text, 'utf8');
+  const oneByOne = [...bytes].map((x) => Buffer.from([x]));
+  const split = await scripted(t, oneByOne);
+  t.same(await callBridge({ url: split.url, token: 'x' }, 'GET', '/', undefined, 5000), {
+    status: 409,
+    body: { ok: false, error: 'run_already_exists', message: 'é' },
+  });
+  const noLength = await scripted(t, ['HTTP/1.1 200 OK\r\n\r\n{"ok":', 'true}'], { closeAfter: true });
+  t.same(await callBridge({ url: noLength.url, token: 'x' }, 'GET', '/', undefined, 2000), {
+    status: 200,
+    body: { ok: true },
+  });
+  const notJson = await scripted(t, [JSON_ANSWER('502 Bad Gateway', '<html>')]);
+  t.same(await callBridge({ url: notJson.url, token: 'x' }, 'GET', '/', undefined, 2000), {
+    status: 502,
+    body: {},
+  });
+});
+
+t.test('what is no answer', async (t) => {
+  const cases: [string, (string | Buffer)[] | null, RegExp, { closeAfter?: boolean }?][] = [
+    ['not HTTP', ['SSH-2.0-OpenSSH\r\n\r\n'], /not an HTTP\/1\.1 answer/],
+    ['an interim status', ['HTTP/1.1 100 Continue\r\n\r\n'], /not an HTTP\/1\.1 answer/],
+    [
+      'chunked',
+      ['HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n'],
+      /transfer encoding/,
+    ],
+    [
+      'two lengths',
+      ['HTTP/1.1 200 OK\r\ncontent-length: 2\r\ncontent-length: 3\r\n\r\n{}'],
+      /content-length/,
+    ],
+    ['a signed length', ['HTTP/1.1 200 OK\r\ncontent-length: +2\r\n\r\n{}'], /content-length/],
+    ['a length over the bound', ['HTTP/1.1 200 OK\r\ncontent-length: 3000000\r\n\r\n'], /too large/],
+    ['a head without end', [`HTTP/1.1 200 OK\r\n${'x-pad: y\r\n'.repeat(2000)}`], /too large/],
+    [
+      'cut short',
+      ['HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\n{}'],
+      /closed the connection/,
+      { closeAfter: true },
+    ],
+    ['closed before any head', [], /closed the connection/, { closeAfter: true }],
+    ['silence', null, /no answer within 200 ms/],
+  ];
+  for (const [what, answer, why, opts] of cases) {
+    const s = await scripted(t, answer, opts);
+    const a = await callBridge({ url: s.url, token: 'x' }, 'GET', '/', undefined, 200);
+    t.equal(a.status, 0, what);
+    t.match((a as { why?: string }).why, why, what);
+  }
+});
+
+t.test('refused before connecting: a token a header cannot carry; nothing listening', async (t) => {
+  const s = await scripted(t, [JSON_ANSWER('200 OK', '{}')]);
+  for (const token of ['a\r\nx-evil: 1', 'a b', 'tök']) {
+    const a = await callBridge({ url: s.url, token }, 'GET', '/', undefined, 500);
+    t.match(a, { status: 0, why: /cannot carry/ }, JSON.stringify(token));
+  }
+  t.equal(s.seen.length, 0, 'no connection was made');
+  const port = (s.server.address() as { port: number }).port;
+  await new Promise<void>((r) => s.server.close(() => r()));
+  const a = await callBridge(
+    { url: new URL(`http://127.0.0.1:${port}`), token: 'x' },
+    'GET',
+    '/',
+    undefined,
+    500,
+  );
+  t.match(a, { status: 0, why: 'nothing listens there' });
+});
