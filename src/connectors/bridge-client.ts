@@ -6,8 +6,8 @@ import { unbracketed } from '../contract/loopback.js';
  * Not `node:http`: a hook is a fresh process on every tool call, and loading `node:http` and
  * running its request path for the first time costs a hook about 3.5 ms of its 20 above a bare
  * Node start (docs/performance.md, Hook). It talks only to the bridge's origin (bridgeUrl admits
- * an http:// loopback origin and nothing else) and reads only what the bridge sends: a status line,
- * headers, and a body of `content-length` bytes. Anything else is no answer.
+ * an http:// loopback origin and nothing else) and reads a status line, headers, and a body of
+ * `content-length` bytes or chunked. Anything else is no answer.
  *
  * An answer is what the bridge said; `null` is no answer (refused, reset, or past the deadline),
  * which the caller treats as "bridge down": telemetry goes to the outbox, a Red Zone decision blocks.
@@ -81,8 +81,9 @@ export function callBridge(
 }
 
 /**
- * Reads one HTTP/1.x answer as it arrives: `push` returns it once whole (the body's
- * `content-length` bytes), `end` when the connection closed (a body without a length ends there).
+ * Reads one HTTP/1.x answer as it arrives: `push` returns it once whole (a body of
+ * `content-length` bytes, or chunked up to its last chunk), `end` when the connection closed (a
+ * body with neither ends there).
  */
 export class AnswerReader {
   private chunks: Buffer[] = [];
@@ -90,6 +91,7 @@ export class AnswerReader {
   private status = 0;
   private bodyAt = -1;
   private length: number | null = null;
+  private chunked = false;
 
   push(chunk: Buffer): Answer | null {
     this.chunks.push(chunk);
@@ -104,12 +106,19 @@ export class AnswerReader {
       this.bodyAt = headEnd + 4;
     }
     if (this.size - this.bodyAt > ANSWER_MAX_BYTES) return { status: 0, why: 'the answer was too large' };
-    if (this.length !== null && this.size - this.bodyAt >= this.length) return this.answer();
+    if (this.chunked) {
+      const body = dechunk(this.joined().subarray(this.bodyAt));
+      if (body === 'bad') return { status: 0, why: 'the answer has a malformed chunk' };
+      return body === null ? null : this.answer(body);
+    }
+    if (this.length !== null && this.size - this.bodyAt >= this.length)
+      return this.answer(this.joined().subarray(this.bodyAt, this.bodyAt + this.length));
     return null;
   }
 
   end(): Answer {
-    if (this.bodyAt >= 0 && this.length === null) return this.answer();
+    if (this.bodyAt >= 0 && this.length === null && !this.chunked)
+      return this.answer(this.joined().subarray(this.bodyAt));
     return { status: 0, why: 'the bridge closed the connection before its answer was whole' };
   }
 
@@ -118,7 +127,7 @@ export class AnswerReader {
     return this.chunks[0] ?? Buffer.alloc(0);
   }
 
-  /** The status and the body's length; a problem when the head is not an answer this client reads. */
+  /** The status and how the body ends; a problem when the head is not an answer this client reads. */
   private readHead(text: string): string | null {
     const [statusLine = '', ...fields] = text.split('\r\n');
     const status = /^HTTP\/1\.[01] ([2-5]\d\d)(?: |$)/.exec(statusLine);
@@ -128,20 +137,23 @@ export class AnswerReader {
       const colon = field.indexOf(':');
       const name = field.slice(0, colon).toLowerCase();
       const value = field.slice(colon + 1).trim();
-      if (name === 'transfer-encoding')
-        return 'the answer has a transfer encoding; the bridge sends a length';
-      if (name !== 'content-length') continue;
-      if (!/^\d{1,8}$/.test(value) || (this.length !== null && this.length !== Number(value)))
-        return 'the answer has an unreadable content-length';
-      this.length = Number(value);
+      if (name === 'transfer-encoding') {
+        if (value.toLowerCase() !== 'chunked' || this.chunked)
+          return `the answer has a transfer encoding this client does not read (${value})`;
+        this.chunked = true;
+      } else if (name === 'content-length') {
+        if (!/^\d{1,8}$/.test(value) || (this.length !== null && this.length !== Number(value)))
+          return 'the answer has an unreadable content-length';
+        this.length = Number(value);
+      }
     }
+    // Both at once is how one answer is made to read as two (RFC 9112 6.3): not from the bridge.
+    if (this.chunked && this.length !== null) return 'the answer has both a length and a transfer encoding';
     if (this.length !== null && this.length > ANSWER_MAX_BYTES) return 'the answer was too large';
     return null;
   }
 
-  private answer(): BridgeAnswer {
-    const all = this.joined();
-    const text = all.subarray(this.bodyAt, this.length === null ? all.length : this.bodyAt + this.length);
+  private answer(text: Buffer): BridgeAnswer {
     let parsed: unknown;
     try {
       parsed = JSON.parse(text.toString('utf8'));
@@ -150,6 +162,29 @@ export class AnswerReader {
     }
     const ok = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed);
     return { status: this.status, body: ok ? (parsed as Record<string, unknown>) : {} };
+  }
+}
+
+/**
+ * A chunked body decoded (RFC 9112 7.1): null until its last chunk has arrived, `bad` when it is
+ * not chunked data. Chunk extensions are skipped.
+ */
+function dechunk(data: Buffer): Buffer | null | 'bad' {
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (;;) {
+    const lineEnd = data.indexOf('\r\n', at);
+    if (lineEnd < 0) return data.length - at > 1024 ? 'bad' : null;
+    const size = data.subarray(at, lineEnd).toString('latin1').split(';')[0]!.trim();
+    if (!/^[0-9a-fA-F]{1,7}$/.test(size)) return 'bad';
+    const n = Number.parseInt(size, 16);
+    at = lineEnd + 2;
+    // The last chunk: what follows (trailer fields) is not read.
+    if (n === 0) return Buffer.concat(parts);
+    if (data.length < at + n + 2) return null;
+    if (data[at + n] !== 0x0d || data[at + n + 1] !== 0x0a) return 'bad';
+    parts.push(data.subarray(at, at + n));
+    at += n + 2;
   }
 }
 

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { cleanup, startTestBridge } from '../helpers/bridge.js';
+import { cleanup, restartTestBridge, startTestBridge } from '../helpers/bridge.js';
 import { bridgeClientEnv } from '../helpers/cli.js';
 import { json } from '../helpers/recording-upstream.js';
 import {
@@ -51,7 +51,7 @@ t.test('the bridge down: events wait in the outbox and are delivered once, in or
     'the outbox holds them in order, with their ids',
   );
 
-  b = await startTestBridge({ ...te, env: { ...te.env, HARNESS_BRIDGE_PORT: port } });
+  b = await restartTestBridge(te, port);
   // Nothing else posted: the relay offers the outbox again by itself.
   const deadline0 = Date.now() + 15_000;
   while ((await events(b, 'r-down')).length < 4 && Date.now() < deadline0) await pause(100);
@@ -59,7 +59,7 @@ t.test('the bridge down: events wait in the outbox and are delivered once, in or
 
   await b.close();
   t.equal((await postFrom(PAGE, relay.url, pageEv({ message: 'down 4' }))).status, 202);
-  b = await startTestBridge({ ...te, env: { ...te.env, HARNESS_BRIDGE_PORT: port } });
+  b = await restartTestBridge(te, port);
   // Posted once the bridge is back: it goes behind the queued one, never ahead.
   const after = await postFrom(PAGE, relay.url, pageEv({ message: 'after' }));
   t.equal(after.status, 201, JSON.stringify(after.body));
@@ -130,7 +130,7 @@ t.test('a stop offers the outbox once more: what waits is delivered before it ex
   t.equal((await postFrom(PAGE, relay.url, pageEv({ message: 'queued' }))).status, 202);
   // The relay's own retries back off (250 ms doubling): after 4 s the next one is seconds away.
   await pause(4000);
-  b = await startTestBridge({ ...te, env: { ...te.env, HARNESS_BRIDGE_PORT: port } });
+  b = await restartTestBridge(te, port);
   t.equal(await relay.stop(), 0);
   t.match(relay.records.at(-1), { runId: 'r-stop', delivered: 1, queued: 1, waiting: 0 });
   t.same(

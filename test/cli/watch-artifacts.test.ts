@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { Settler } from '../../src/sources/watch-settle.js';
 import { WatchTargets } from '../../src/sources/watch-targets.js';
-import { cleanup, startTestBridge, type TestBridge } from '../helpers/bridge.js';
+import { cleanup, restartTestBridge, startTestBridge, type TestBridge } from '../helpers/bridge.js';
 import { bridgeClientEnv, expectRefused, runCli } from '../helpers/cli.js';
 import { pause, put, saveByRename, sha256, startWatcher } from '../helpers/watcher.js';
 
@@ -246,7 +246,7 @@ t.test('a bridge restart: what changed while it was down is posted once it is ba
   await put(root, 'graph/graph.json', 'while down');
   await pause(QUIET);
   t.match(w.stderr(), /does not answer/);
-  b = await startTestBridge({ ...te, env: { ...te.env, HARNESS_BRIDGE_PORT: port } });
+  b = await restartTestBridge(te, port);
   await w.posted(3, 15_000);
   await pause(QUIET);
   t.match(w.stderr(), /answers again/);

@@ -106,6 +106,16 @@ t.test('answers read whole, however they arrive', async (t) => {
     status: 200,
     body: { ok: true },
   });
+  const chunked = await scripted(t, [
+    'HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n',
+    '5;ext=1\r\n{"ok"\r\n',
+    '6\r\n:true,\r\n',
+    'A\r\n"seq":12}\n\r\n0\r\nx-trailer: 1\r\n\r\n',
+  ]);
+  t.same(await callBridge({ url: chunked.url, token: 'x' }, 'GET', '/', undefined, 2000), {
+    status: 201,
+    body: { ok: true, seq: 12 },
+  });
   const notJson = await scripted(t, [JSON_ANSWER('502 Bad Gateway', '<html>')]);
   t.same(await callBridge({ url: notJson.url, token: 'x' }, 'GET', '/', undefined, 2000), {
     status: 502,
@@ -117,10 +127,32 @@ t.test('what is no answer', async (t) => {
   const cases: [string, (string | Buffer)[] | null, RegExp, { closeAfter?: boolean }?][] = [
     ['not HTTP', ['SSH-2.0-OpenSSH\r\n\r\n'], /not an HTTP\/1\.1 answer/],
     ['an interim status', ['HTTP/1.1 100 Continue\r\n\r\n'], /not an HTTP\/1\.1 answer/],
+    ['gzip', ['HTTP/1.1 200 OK\r\ntransfer-encoding: gzip\r\n\r\n'], /transfer encoding .*\(gzip\)/],
     [
-      'chunked',
-      ['HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n'],
+      'a length and chunked',
+      ['HTTP/1.1 200 OK\r\ncontent-length: 2\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n'],
+      /both a length and a transfer encoding/,
+    ],
+    [
+      'chunked twice',
+      ['HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n'],
       /transfer encoding/,
+    ],
+    [
+      'a chunk size not hex',
+      ['HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2zz\r\n{}\r\n0\r\n\r\n'],
+      /malformed chunk/,
+    ],
+    [
+      'a chunk longer than said',
+      ['HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1\r\n{}\r\n'],
+      /malformed chunk/,
+    ],
+    [
+      'chunked, closed before the last chunk',
+      ['HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{}\r\n'],
+      /closed the connection/,
+      { closeAfter: true },
     ],
     [
       'two lengths',

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import t from 'tap';
 import { outboxFile } from '../../src/connectors/outbox.js';
 import { DEFAULT_ARTIFACT_BY_NODE } from '../../src/contract/index.js';
-import { startTestBridge } from '../helpers/bridge.js';
+import { restartTestBridge, startTestBridge } from '../helpers/bridge.js';
 import { agentEnv, eventRows, fixture, GIT_PUSH_RULE, runHookCli, writeConnector } from '../helpers/hook.js';
 
 /**
@@ -62,7 +62,7 @@ t.test(
     t.equal((await stat(box)).mode & 0o777, 0o600, 'the outbox is private');
 
     // Back on the same port: the hooks' HARNESS_BRIDGE_URL is unchanged.
-    b = await startTestBridge({ ...te, env: { ...te.env, HARNESS_BRIDGE_PORT: port } });
+    b = await restartTestBridge(te, port);
     t.teardown(() => b.close());
     await writeArtifact(te.artifactRoot, NODES[5]);
     const r = await call();
@@ -112,4 +112,19 @@ t.test('a bridge that accepts and never answers: the hook returns within its dea
   t.equal(r.code, 2, 'a Red Zone decision without an answer blocks');
   t.match(r.stderr, /bridge did not answer/);
   t.ok(Date.now() - began < 10_000, `bounded (${Date.now() - began} ms)`);
+});
+
+t.test('a bridge restarted on its port waits out another holder of that port for a moment', async (t) => {
+  const b = await startTestBridge();
+  const port = new URL(b.url).port;
+  await b.close();
+  const holder = createServer();
+  await new Promise<void>((r) => holder.listen(Number(port), '127.0.0.1', r));
+  const startedAt = Date.now();
+  setTimeout(() => holder.close(), 400);
+  const again = await restartTestBridge(b.t, port);
+  t.teardown(() => again.close());
+  t.equal(new URL(again.url).port, port, 'the same port');
+  t.ok(Date.now() - startedAt >= 350, 'once the holder let it go');
+  t.equal((await again.req('GET', '/health')).status, 200);
 });

@@ -116,6 +116,24 @@ export interface TestBridge extends RunningBridge {
   config: (runId: string) => Promise<Buffer>;
 }
 
+/**
+ * A test bridge started again on `port`, the one its clients (hooks, watchers, relays) were given.
+ * Between the close and this start another process can hold that port for a moment (the kernel
+ * hands ports of its listening range to outgoing connections too): EADDRINUSE is tried again for
+ * up to 10 s rather than failing the test.
+ */
+export async function restartTestBridge(te: TestEnv, port: string): Promise<TestBridge> {
+  const until = Date.now() + 10_000;
+  for (;;) {
+    try {
+      return await startTestBridge({ ...te, env: { ...te.env, HARNESS_BRIDGE_PORT: port } });
+    } catch (err) {
+      if (!/EADDRINUSE/.test((err as Error).message) || Date.now() > until) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
 /** `realGate`: the finish-line gate exactly as `harness bridge` wires it (validator children). */
 export async function startTestBridge(
   t?: TestEnv,
