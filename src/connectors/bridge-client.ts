@@ -7,7 +7,7 @@ import { unbracketed } from '../contract/loopback.js';
  * running its request path for the first time costs a hook about 3.5 ms of its 20 above a bare
  * Node start (docs/performance.md, Hook). It talks only to the bridge's origin (bridgeUrl admits
  * an http:// loopback origin and nothing else) and reads a status line, headers, and a body of
- * `content-length` bytes or chunked. Anything else is no answer.
+ * `content-length` bytes, chunked, or up to the connection's close. Anything else is no answer.
  *
  * An answer is what the bridge said; `null` is no answer (refused, reset, or past the deadline),
  * which the caller treats as "bridge down": telemetry goes to the outbox, a Red Zone decision blocks.
@@ -28,8 +28,10 @@ type Answer = BridgeAnswer | { status: 0; why: string };
 const ANSWER_MAX_BYTES = 2 * 1024 * 1024;
 /** The bridge's status line and headers are a few hundred bytes. */
 const HEAD_MAX_BYTES = 16 * 1024;
-/** What a header value can carry as it is: visible ASCII, no space, no line break. */
-const HEADER_SAFE = /^[\x21-\x7e]+$/;
+/** What a header value can carry, as `node:http` allows it: tab, printable ASCII and Latin-1, no line break. */
+const HEADER_SAFE = /^[\t\x20-\x7e\x80-\xff]*$/;
+/** A header field's name (RFC 9110 5.1): a token, nothing around it. */
+const FIELD_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 export function callBridge(
   client: BridgeClient,
@@ -38,7 +40,7 @@ export function callBridge(
   body: unknown,
   deadlineMs: number,
 ): Promise<Answer> {
-  if (client.token !== '' && !HEADER_SAFE.test(client.token))
+  if (!HEADER_SAFE.test(client.token))
     return Promise.resolve({
       status: 0,
       why: 'the access token holds a character an HTTP header cannot carry',
@@ -48,7 +50,7 @@ export function callBridge(
   const head = [
     `${method} ${target.pathname}${target.search} HTTP/1.1`,
     `host: ${target.host}`,
-    // No token (doctor's reachability check) sends none: the bridge answers 401.
+    // No token (doctor's reachability check) sends none: the bridge answers with its public health.
     ...(client.token === '' ? [] : [`x-harness-bridge-token: ${client.token}`]),
     // The bridge closes after answering; the request side is never half-closed, which a Node
     // server would take as the request being abandoned.
@@ -83,7 +85,8 @@ export function callBridge(
 /**
  * Reads one HTTP/1.x answer as it arrives: `push` returns it once whole (a body of
  * `content-length` bytes, or chunked up to its last chunk), `end` when the connection closed (a
- * body with neither ends there).
+ * body with neither ends there). Each byte is copied a bounded number of times, however the
+ * answer is split into reads.
  */
 export class AnswerReader {
   private chunks: Buffer[] = [];
@@ -91,7 +94,7 @@ export class AnswerReader {
   private status = 0;
   private bodyAt = -1;
   private length: number | null = null;
-  private chunked = false;
+  private dechunker: Dechunker | null = null;
 
   push(chunk: Buffer): Answer | null {
     this.chunks.push(chunk);
@@ -99,15 +102,16 @@ export class AnswerReader {
     if (this.bodyAt < 0) {
       const all = this.joined();
       const headEnd = all.indexOf('\r\n\r\n');
-      if (headEnd < 0)
+      if (headEnd < 0 || headEnd > HEAD_MAX_BYTES)
         return this.size > HEAD_MAX_BYTES ? { status: 0, why: 'the answer was too large' } : null;
       const problem = this.readHead(all.subarray(0, headEnd).toString('latin1'));
       if (problem !== null) return { status: 0, why: problem };
       this.bodyAt = headEnd + 4;
+      chunk = all.subarray(this.bodyAt);
     }
     if (this.size - this.bodyAt > ANSWER_MAX_BYTES) return { status: 0, why: 'the answer was too large' };
-    if (this.chunked) {
-      const body = dechunk(this.joined().subarray(this.bodyAt));
+    if (this.dechunker !== null) {
+      const body = this.dechunker.push(chunk);
       if (body === 'bad') return { status: 0, why: 'the answer has a malformed chunk' };
       return body === null ? null : this.answer(body);
     }
@@ -117,7 +121,7 @@ export class AnswerReader {
   }
 
   end(): Answer {
-    if (this.bodyAt >= 0 && this.length === null && !this.chunked)
+    if (this.bodyAt >= 0 && this.length === null && this.dechunker === null)
       return this.answer(this.joined().subarray(this.bodyAt));
     return { status: 0, why: 'the bridge closed the connection before its answer was whole' };
   }
@@ -135,20 +139,25 @@ export class AnswerReader {
     this.status = Number(status[1]);
     for (const field of fields) {
       const colon = field.indexOf(':');
-      const name = field.slice(0, colon).toLowerCase();
+      const name = field.slice(0, Math.max(colon, 0));
+      if (!FIELD_NAME.test(name)) return 'the answer has a malformed header line';
       const value = field.slice(colon + 1).trim();
-      if (name === 'transfer-encoding') {
-        if (value.toLowerCase() !== 'chunked' || this.chunked)
-          return `the answer has a transfer encoding this client does not read (${value})`;
-        this.chunked = true;
-      } else if (name === 'content-length') {
-        if (!/^\d{1,8}$/.test(value) || (this.length !== null && this.length !== Number(value)))
-          return 'the answer has an unreadable content-length';
-        this.length = Number(value);
+      switch (name.toLowerCase()) {
+        case 'transfer-encoding':
+          if (value.toLowerCase() !== 'chunked' || this.dechunker !== null)
+            return `the answer has a transfer encoding this client does not read (${value})`;
+          this.dechunker = new Dechunker();
+          break;
+        case 'content-length':
+          if (!/^\d{1,8}$/.test(value) || (this.length !== null && this.length !== Number(value)))
+            return 'the answer has an unreadable content-length';
+          this.length = Number(value);
+          break;
       }
     }
     // Both at once is how one answer is made to read as two (RFC 9112 6.3): not from the bridge.
-    if (this.chunked && this.length !== null) return 'the answer has both a length and a transfer encoding';
+    if (this.dechunker !== null && this.length !== null)
+      return 'the answer has both a length and a transfer encoding';
     if (this.length !== null && this.length > ANSWER_MAX_BYTES) return 'the answer was too large';
     return null;
   }
@@ -165,26 +174,50 @@ export class AnswerReader {
   }
 }
 
+/** A chunk-size line longer than this is not one (hex digits and a short extension). */
+const CHUNK_LINE_MAX_BYTES = 1024;
+
 /**
- * A chunked body decoded (RFC 9112 7.1): null until its last chunk has arrived, `bad` when it is
- * not chunked data. Chunk extensions are skipped.
+ * A chunked body (RFC 9112 7.1) decoded as its bytes arrive: `push` gives null until the last
+ * chunk has arrived, then the body; `bad` when it is not chunked data. Chunk extensions are
+ * skipped and trailer fields not read. Bytes wait unparsed only until there are enough of them for
+ * the next size line or the next whole chunk, so no byte is copied more than twice.
  */
-function dechunk(data: Buffer): Buffer | null | 'bad' {
-  const parts: Buffer[] = [];
-  let at = 0;
-  for (;;) {
-    const lineEnd = data.indexOf('\r\n', at);
-    if (lineEnd < 0) return data.length - at > 1024 ? 'bad' : null;
-    const size = data.subarray(at, lineEnd).toString('latin1').split(';')[0]!.trim();
-    if (!/^[0-9a-fA-F]{1,7}$/.test(size)) return 'bad';
-    const n = Number.parseInt(size, 16);
-    at = lineEnd + 2;
-    // The last chunk: what follows (trailer fields) is not read.
-    if (n === 0) return Buffer.concat(parts);
-    if (data.length < at + n + 2) return null;
-    if (data[at + n] !== 0x0d || data[at + n + 1] !== 0x0a) return 'bad';
-    parts.push(data.subarray(at, at + n));
-    at += n + 2;
+class Dechunker {
+  private readonly parts: Buffer[] = [];
+  private waiting: Buffer[] = [];
+  private waitingBytes = 0;
+  /** Bytes needed before parsing can go on. */
+  private need = 1;
+
+  push(data: Buffer): Buffer | null | 'bad' {
+    this.waiting.push(data);
+    this.waitingBytes += data.length;
+    if (this.waitingBytes < this.need) return null;
+    let rest = this.waiting.length === 1 ? this.waiting[0]! : Buffer.concat(this.waiting);
+    for (;;) {
+      const lineEnd = rest.indexOf('\r\n');
+      if (lineEnd < 0) {
+        if (rest.length > CHUNK_LINE_MAX_BYTES) return 'bad';
+        return this.wait(rest, rest.length + 1);
+      }
+      const size = rest.subarray(0, lineEnd).toString('latin1').split(';')[0]!.trim();
+      if (!/^[0-9a-fA-F]{1,7}$/.test(size)) return 'bad';
+      const n = Number.parseInt(size, 16);
+      if (n === 0) return Buffer.concat(this.parts);
+      const chunkEnd = lineEnd + 2 + n;
+      if (rest.length < chunkEnd + 2) return this.wait(rest, chunkEnd + 2);
+      if (rest[chunkEnd] !== 0x0d || rest[chunkEnd + 1] !== 0x0a) return 'bad';
+      this.parts.push(rest.subarray(lineEnd + 2, chunkEnd));
+      rest = rest.subarray(chunkEnd + 2);
+    }
+  }
+
+  private wait(rest: Buffer, need: number): null {
+    this.waiting = [rest];
+    this.waitingBytes = rest.length;
+    this.need = need;
+    return null;
   }
 }
 

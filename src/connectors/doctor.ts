@@ -92,7 +92,7 @@ async function bridgeChecks(req: DoctorRequest, config: ConnectorConfig | null):
     tokenProblem = (err as Error).message;
   }
   const origin = url.origin;
-  // Without a token the bridge still answers (401): enough to tell that it is up.
+  // Without a token the bridge still answers (its public health): enough to tell that it is up.
   const a = await callBridge({ url, token: token ?? '' }, 'GET', '/health', undefined, 3000);
   const checks: Check[] = [];
   if (a.status === 0)

@@ -212,7 +212,12 @@ export async function send(
   const file = outboxFile(home, runId);
   // Synchronous, and `fsp` reached only past it: on the common path (nothing waits) a hook then
   // neither loads `node:fs/promises` nor waits on the thread pool (docs/performance.md, Hook).
-  const waiting = (statSync(file, { throwIfNoEntry: false })?.size ?? 0) > 0;
+  // A file that cannot be looked at (an unreadable or misplaced outbox directory) holds nothing
+  // this call could deliver first: the event is posted, and queued only if that fails.
+  let waiting = false;
+  try {
+    waiting = (statSync(file, { throwIfNoEntry: false })?.size ?? 0) > 0;
+  } catch {}
   let flushed: FlushResult | null = null;
   if (waiting) {
     const queued = await withLock(file, async (touch) => {

@@ -1,6 +1,6 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import t, { type Test } from 'tap';
-import { callBridge } from '../../src/connectors/bridge-client.js';
+import { AnswerReader, callBridge } from '../../src/connectors/bridge-client.js';
 import { startTestBridge } from '../helpers/bridge.js';
 
 /**
@@ -65,7 +65,9 @@ t.test('posts to a real bridge and reads its answers', async (t) => {
   t.equal(unknown.status, 404);
   t.equal((unknown as { body: Record<string, unknown> }).body['error'], 'run_not_found');
   const noToken = await callBridge({ ...client, token: '' }, 'GET', '/runs', undefined, 2000);
-  t.equal(noToken.status, 401, 'no token: no header, and the bridge refuses');
+  t.equal(noToken.status, 401, 'no token: the bridge refuses');
+  const publicHealth = await callBridge({ ...client, token: '' }, 'GET', '/health', undefined, 2000);
+  t.equal(publicHealth.status, 200, 'no token header at all: the public health (an empty one is a 401)');
 });
 
 t.test('what goes on the wire: one request, never half-closed before the answer', async (t) => {
@@ -169,31 +171,104 @@ t.test('what is no answer', async (t) => {
       { closeAfter: true },
     ],
     ['closed before any head', [], /closed the connection/, { closeAfter: true }],
-    ['silence', null, /no answer within 200 ms/],
+    [
+      'a head over 16 KiB in one piece',
+      [`HTTP/1.1 200 OK\r\n${'x-pad: y\r\n'.repeat(2000)}\r\n{}`],
+      /too large/,
+    ],
+    [
+      'a body over 2 MiB, no length',
+      ['HTTP/1.1 200 OK\r\n\r\n', Buffer.alloc(2 * 1024 * 1024 + 1, 32)],
+      /too large/,
+    ],
+    [
+      'a header line without a colon',
+      ['HTTP/1.1 200 OK\r\nbroken\r\ncontent-length: 2\r\n\r\n{}'],
+      /malformed header/,
+    ],
+    ['a space before the colon', ['HTTP/1.1 200 OK\r\ncontent-length : 2\r\n\r\n{}'], /malformed header/],
+    ['silence', null, /no answer within 300 ms/],
   ];
   for (const [what, answer, why, opts] of cases) {
     const s = await scripted(t, answer, opts);
-    const a = await callBridge({ url: s.url, token: 'x' }, 'GET', '/', undefined, 200);
+    // A deadline well past any answer, but for the silent server's.
+    const deadline = answer === null ? 300 : 5000;
+    const a = await callBridge({ url: s.url, token: 'x' }, 'GET', '/', undefined, deadline);
     t.equal(a.status, 0, what);
     t.match((a as { why?: string }).why, why, what);
   }
 });
 
-t.test('refused before connecting: a token a header cannot carry; nothing listening', async (t) => {
-  const s = await scripted(t, [JSON_ANSWER('200 OK', '{}')]);
-  for (const token of ['a\r\nx-evil: 1', 'a b', 'tök']) {
-    const a = await callBridge({ url: s.url, token }, 'GET', '/', undefined, 500);
-    t.match(a, { status: 0, why: /cannot carry/ }, JSON.stringify(token));
-  }
-  t.equal(s.seen.length, 0, 'no connection was made');
-  const port = (s.server.address() as { port: number }).port;
-  await new Promise<void>((r) => s.server.close(() => r()));
-  const a = await callBridge(
-    { url: new URL(`http://127.0.0.1:${port}`), token: 'x' },
-    'GET',
-    '/',
-    undefined,
-    500,
-  );
+t.test(
+  'tokens: what node:http would send is sent; a line break or a wider character is refused',
+  async (t) => {
+    const s = await scripted(t, [JSON_ANSWER('200 OK', '{}')]);
+    for (const token of ['a\r\nx-evil: 1', 'a\nb', 'Ā-wide']) {
+      const a = await callBridge({ url: s.url, token }, 'GET', '/', undefined, 2000);
+      t.match(a, { status: 0, why: /cannot carry/ }, JSON.stringify(token));
+    }
+    t.equal(s.seen.length, 0, 'no connection was made');
+    for (const token of ['correct horse battery staple', 'tök\tx']) {
+      t.equal((await callBridge({ url: s.url, token }, 'GET', '/', undefined, 2000)).status, 200);
+      t.match(s.seen.at(-1)!.text, `\r\nx-harness-bridge-token: ${token}\r\n`, JSON.stringify(token));
+    }
+    await callBridge({ url: s.url, token: '' }, 'GET', '/', undefined, 2000);
+    t.notMatch(s.seen.at(-1)!.text, /x-harness-bridge-token/i, 'no token: no header');
+  },
+);
+
+t.test('nothing listening: no answer, at once', async (t) => {
+  // Port 1 on loopback: nothing here listens there, and no test takes it.
+  const a = await callBridge({ url: new URL('http://127.0.0.1:1'), token: 'x' }, 'GET', '/', undefined, 2000);
   t.match(a, { status: 0, why: 'nothing listens there' });
+});
+
+t.test('AnswerReader: the same answer however it is split into reads', async (t) => {
+  const answers: [string, string][] = [
+    ['length', JSON_ANSWER('201 Created', '{"ok":true,"seq":12}')],
+    [
+      'chunked',
+      'HTTP/1.1 201 Created\r\ntransfer-encoding: chunked\r\n\r\n5;x=1\r\n{"ok"\r\n6\r\n:true,\r\n9\r\n"seq":12}\r\n0\r\n\r\n',
+    ],
+  ];
+  for (const [what, text] of answers) {
+    const bytes = Buffer.from(text, 'latin1');
+    const want = { status: 201, body: { ok: true, seq: 12 } };
+    let wrong = 0;
+    for (let cut = 1; cut < bytes.length; cut++)
+      for (const pieces of [
+        [bytes.subarray(0, cut), bytes.subarray(cut)],
+        [...bytes].map((x) => Buffer.from([x])),
+      ]) {
+        const reader = new AnswerReader();
+        let answer = null;
+        for (const piece of pieces) answer ??= reader.push(piece);
+        if (JSON.stringify(answer) !== JSON.stringify(want)) wrong++;
+      }
+    t.equal(wrong, 0, `${what}: split at each of ${bytes.length - 1} places, and byte by byte`);
+    // A chunked body is whole at its last chunk's size line (`0\r\n`); trailers are not waited for.
+    const early = new AnswerReader();
+    const last = what === 'chunked' ? bytes.length - 3 : bytes.length - 1;
+    t.equal(early.push(bytes.subarray(0, last)), null, `${what}: nothing before its last byte`);
+  }
+});
+
+t.test('AnswerReader: a chunked body of many small chunks is read in linear time', async (t) => {
+  // 2 MiB of 7-byte chunks in 1 KiB reads took minutes when each read re-decoded the whole body.
+  const chunk = '7\r\n"aaaa",\r\n';
+  const count = Math.floor((2 * 1024 * 1024 - 200) / chunk.length);
+  const text = `HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1\r\n[\r\n${chunk.repeat(count)}3\r\n"a"\r\n1\r\n]\r\n0\r\n\r\n`;
+  const bytes = Buffer.from(text, 'latin1');
+  const reader = new AnswerReader();
+  const startedAt = performance.now();
+  let answer = null;
+  for (let at = 0; at < bytes.length && answer === null; at += 1024)
+    answer = reader.push(bytes.subarray(at, at + 1024));
+  const ms = performance.now() - startedAt;
+  t.equal(answer?.status, 200, 'read whole');
+  t.same((answer as { body: unknown }).body, {}, 'an array is not an answer body');
+  t.ok(
+    ms < 10_000,
+    `${ms.toFixed(0)} ms for ${bytes.length} bytes in ${Math.ceil(bytes.length / 1024)} reads`,
+  );
 });

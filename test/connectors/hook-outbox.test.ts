@@ -2,7 +2,7 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import t from 'tap';
-import { outboxFile } from '../../src/connectors/outbox.js';
+import { outboxFile, send } from '../../src/connectors/outbox.js';
 import { DEFAULT_ARTIFACT_BY_NODE } from '../../src/contract/index.js';
 import { restartTestBridge, startTestBridge } from '../helpers/bridge.js';
 import { agentEnv, eventRows, fixture, GIT_PUSH_RULE, runHookCli, writeConnector } from '../helpers/hook.js';
@@ -116,10 +116,11 @@ t.test('a bridge that accepts and never answers: the hook returns within its dea
 
 t.test('a bridge restarted on its port waits out another holder of that port for a moment', async (t) => {
   const b = await startTestBridge();
-  const port = new URL(b.url).port;
   await b.close();
+  // The holder takes a free port first, so no other process can be holding it.
   const holder = createServer();
-  await new Promise<void>((r) => holder.listen(Number(port), '127.0.0.1', r));
+  await new Promise<void>((r) => holder.listen(0, '127.0.0.1', r));
+  const port = String((holder.address() as { port: number }).port);
   const startedAt = Date.now();
   setTimeout(() => holder.close(), 400);
   const again = await restartTestBridge(b.t, port);
@@ -127,4 +128,27 @@ t.test('a bridge restarted on its port waits out another holder of that port for
   t.equal(new URL(again.url).port, port, 'the same port');
   t.ok(Date.now() - startedAt >= 350, 'once the holder let it go');
   t.equal((await again.req('GET', '/health')).status, 200);
+});
+
+t.test('an outbox that cannot be looked at does not stop an event the bridge would take', async (t) => {
+  const b = await startTestBridge();
+  t.teardown(() => b.close());
+  t.equal((await b.req('POST', '/runs', { id: 'outbox-odd' })).status, 201);
+  // Where the outbox directory should be, a file: every look inside it fails with ENOTDIR.
+  await mkdir(join(b.t.dir, '.harness'), { recursive: true });
+  await writeFile(join(b.t.dir, '.harness', 'outbox'), 'not a directory');
+  const client = { url: new URL(b.url), token: b.t.env['HARNESS_BRIDGE_ACCESS_TOKEN']! };
+  const event = {
+    id: 'outbox-odd-1',
+    type: 'gate.fired',
+    nodeId: 'intake',
+    status: 'warn',
+    message: 'odd outbox',
+    actor: 'runtime-a',
+    runMode: 'live',
+    eventSource: 'bridge',
+  };
+  const r = await send(client, b.t.dir, 'outbox-odd', event, 2000);
+  t.equal(r.kind, 'stored');
+  t.equal((await eventRows(b, 'outbox-odd')).at(-1), 'gate.fired intake warn runtime-a', 'stored');
 });
