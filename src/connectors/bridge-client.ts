@@ -33,6 +33,9 @@ const HEADER_SAFE = /^[\t\x20-\x7e\x80-\xff]*$/;
 /** A header field's name (RFC 9110 5.1): a token, nothing around it. */
 const FIELD_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
+/** Why a token is not sent: a line break, or a character beyond Latin-1. */
+export const TOKEN_UNSENDABLE = 'the access token holds a character an HTTP header cannot carry';
+
 export function callBridge(
   client: BridgeClient,
   method: 'GET' | 'POST',
@@ -40,11 +43,7 @@ export function callBridge(
   body: unknown,
   deadlineMs: number,
 ): Promise<Answer> {
-  if (!HEADER_SAFE.test(client.token))
-    return Promise.resolve({
-      status: 0,
-      why: 'the access token holds a character an HTTP header cannot carry',
-    });
+  if (!HEADER_SAFE.test(client.token)) return Promise.resolve({ status: 0, why: TOKEN_UNSENDABLE });
   const target = new URL(path, client.url);
   const payload = body === undefined ? null : Buffer.from(JSON.stringify(body));
   const head = [

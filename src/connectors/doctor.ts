@@ -2,7 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { bridgeUrl } from '../cli/env.js';
 import { SERVICE } from '../contract/version.js';
-import { answerLine, type BridgeAnswer, callBridge } from './bridge-client.js';
+import { answerLine, type BridgeAnswer, callBridge, TOKEN_UNSENDABLE } from './bridge-client.js';
 import {
   accessToken,
   type ConnectorConfig,
@@ -93,7 +93,11 @@ async function bridgeChecks(req: DoctorRequest, config: ConnectorConfig | null):
   }
   const origin = url.origin;
   // Without a token the bridge still answers (its public health): enough to tell that it is up.
-  const a = await callBridge({ url, token: token ?? '' }, 'GET', '/health', undefined, 3000);
+  const health = (t: string) => callBridge({ url, token: t }, 'GET', '/health', undefined, 3000);
+  let a = await health(token ?? '');
+  // A token the client cannot send says nothing of the bridge: it is asked again without one.
+  const unsendable = a.status === 0 && (a as { why: string }).why === TOKEN_UNSENDABLE;
+  if (unsendable) a = await health('');
   const checks: Check[] = [];
   if (a.status === 0)
     checks.push({ ok: false, what: `bridge at ${origin}: ${answerLine(a)}`, todo: START_BRIDGE });
@@ -109,6 +113,12 @@ async function bridgeChecks(req: DoctorRequest, config: ConnectorConfig | null):
       ok: false,
       what: `access token: ${tokenProblem ?? 'none'}`,
       todo: 'set HARNESS_BRIDGE_ACCESS_TOKEN (from ~/.harness/dev/agent.env), or name agent.env as tokenFile in .harness/connector.json',
+    });
+  else if (unsendable)
+    checks.push({
+      ok: false,
+      what: `access token: ${TOKEN_UNSENDABLE}`,
+      todo: 'use the token `harness init` wrote (~/.harness/dev/agent.env), or name agent.env as tokenFile in .harness/connector.json',
     });
   else if (a.status === 200) checks.push({ ok: true, what: 'access token accepted' });
   else if (a.status !== 0)

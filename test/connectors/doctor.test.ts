@@ -106,6 +106,13 @@ t.test('harness doctor', async (t) => {
     ],
     ['no token', async (s) => void delete s.env['HARNESS_BRIDGE_ACCESS_TOKEN'], /^FAIL access token: none/],
     [
+      'a token no HTTP header can carry',
+      async (s) => {
+        s.env['HARNESS_BRIDGE_ACCESS_TOKEN'] = 'tok\nen';
+      },
+      /^FAIL access token: the access token holds a character an HTTP header cannot carry: use the token/,
+    ],
+    [
       'a hook entry taken out',
       async (s) => {
         const file = FILES['claude-code'].project.hooks;
