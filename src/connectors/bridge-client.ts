@@ -9,7 +9,7 @@ import { unbracketed } from '../contract/loopback.js';
  * an http:// loopback origin and nothing else) and reads a status line, headers, and a body of
  * `content-length` bytes, chunked, or up to the connection's close. Anything else is no answer.
  *
- * An answer is what the bridge said; `null` is no answer (refused, reset, or past the deadline),
+ * An answer is what the bridge said; status 0 is no answer (refused, reset, or past the deadline),
  * which the caller treats as "bridge down": telemetry goes to the outbox, a Red Zone decision blocks.
  */
 export interface BridgeAnswer {
@@ -96,7 +96,8 @@ export class AnswerReader {
   private dechunker: Dechunker | null = null;
 
   push(chunk: Buffer): Answer | null {
-    this.chunks.push(chunk);
+    // A chunked body's bytes are the dechunker's to keep; the rest are joined when whole.
+    if (this.dechunker === null) this.chunks.push(chunk);
     this.size += chunk.length;
     if (this.bodyAt < 0) {
       const all = this.joined();
